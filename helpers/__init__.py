@@ -1,0 +1,1 @@
+"""Worked-example data and the math every notebook calls."""
