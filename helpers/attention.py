@@ -37,6 +37,7 @@ __all__ = [
     "multi_head_attention",
     "causal_mask",
     "xavier_normal",
+    "attention_steps",
 ]
 
 _FLOATS = (np.float16, np.float32, np.float64)
@@ -219,6 +220,33 @@ def scaled_dot_product_attention(
     weights = softmax(scores, axis=-1)  # (..., T_q, T_k) every row sums to 1
     output = weights @ V  # (..., T_q, T_k) @ (..., T_k, d_v) -> (..., T_q, d_v)
     return output, weights
+
+
+def attention_steps(
+    Q: object, K: object, V: object, scale: float | None = None
+) -> dict[str, np.ndarray]:
+    """Every intermediate of softmax(Q Kᵀ · scale) V, in order, for the step view.
+
+    Keys: scores (Q Kᵀ), scaled, shifted (minus each row's max), exp, row_sums (..., T_q, 1),
+    weights, output. Same checks and the same numbers as scaled_dot_product_attention.
+    """
+    output, weights = scaled_dot_product_attention(Q, K, V, scale=scale)
+    Q, K = np.asarray(Q, dtype=weights.dtype), np.asarray(K, dtype=weights.dtype)
+    scale = _check_scale(scale, Q.shape[-1])
+    scores = Q @ np.swapaxes(K, -1, -2)  # (..., T_q, d_k) @ (..., d_k, T_k) -> (..., T_q, T_k)
+    scaled = scores * weights.dtype.type(scale)  # (..., T_q, T_k)
+    shifted = scaled - scaled.max(axis=-1, keepdims=True)  # (..., T_q, T_k) every entry <= 0
+    exp = np.exp(shifted)  # (..., T_q, T_k) the largest entry of each row is exactly 1
+    row_sums = exp.sum(axis=-1, keepdims=True)  # (..., T_q, 1)
+    return {
+        "scores": scores,
+        "scaled": scaled,
+        "shifted": shifted,
+        "exp": exp,
+        "row_sums": row_sums,
+        "weights": weights,
+        "output": output,
+    }
 
 
 def self_attention(X: object, scale: float | None = None) -> tuple[np.ndarray, np.ndarray]:
