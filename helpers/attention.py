@@ -91,6 +91,19 @@ def _check_int(value: object, name: str, *, minimum: int) -> int:
     return int(value)
 
 
+def _as_mask(mask: object) -> np.ndarray:
+    try:
+        arr = np.asarray(mask)
+    except ValueError as err:  # ragged nested lists
+        raise ValueError(f"mask must be a rectangular boolean array: {err}") from None
+    if arr.dtype != bool:
+        raise TypeError(
+            f"mask must be a boolean array (True = may attend), got dtype {arr.dtype} with shape {arr.shape}; "
+            "for an additive -inf mask, add it to the scores yourself"
+        )
+    return arr
+
+
 def _check_scale(scale: object, d_k: int) -> float:
     if scale is None:
         return 1.0 / math.sqrt(d_k)
@@ -138,7 +151,7 @@ def softmax(x: object, axis: int = -1) -> np.ndarray:
             f"x has a slice along axis {axis} whose every entry is -inf (at {where}, shape {x.shape}); "
             "softmax of nothing is undefined (a fully masked row?)"
         )
-    with np.errstate(over="ignore"):  # 1e308 - (-1e308) = -inf, and exp(-inf) = 0 is exact
+    with np.errstate(over="ignore", under="ignore"):  # 1e308 - (-1e308) = -inf; exp(-inf) = 0 is exact
         e = np.exp(work - m)  # same shape as x; every exponent <= 0, the largest term is exactly 1
     return (e / np.sum(e, axis=axis, keepdims=True)).astype(out_dtype, copy=False)
 
@@ -182,12 +195,7 @@ def scaled_dot_product_attention(
     scores_shape = (*batch, T_q, T_k)
 
     if mask is not None:
-        mask = np.asarray(mask)
-        if mask.dtype != bool:
-            raise TypeError(
-                f"mask must be a boolean array (True = may attend), got dtype {mask.dtype}; "
-                "for an additive -inf mask, add it to the scores yourself"
-            )
+        mask = _as_mask(mask)
         try:
             ok = np.broadcast_shapes(mask.shape, scores_shape) == scores_shape
         except ValueError:
@@ -212,7 +220,8 @@ def scaled_dot_product_attention(
     visible = np.isfinite(scores) if mask is None else np.isfinite(scores) | ~mask
     if not visible.all():
         raise ValueError(
-            f"the scores Q Kᵀ overflow {dtype} (largest |Q| {np.abs(Q).max():.3g}, |K| {np.abs(K).max():.3g}); "
+            f"the scores Q Kᵀ overflow {dtype} (Q shape {Q.shape}, largest |Q| {np.abs(Q).max():.3g}; "
+            f"K shape {K.shape}, largest |K| {np.abs(K).max():.3g}); "
             "use smaller inputs or a wider float type"
         )
     if mask is not None:
@@ -231,19 +240,22 @@ def attention_steps(
     weights, output. Same checks and the same numbers as scaled_dot_product_attention.
     """
     output, weights = scaled_dot_product_attention(Q, K, V, scale=scale)
-    Q, K = np.asarray(Q, dtype=weights.dtype), np.asarray(K, dtype=weights.dtype)
+    dtype = weights.dtype
+    Q, K = np.asarray(Q, dtype=dtype), np.asarray(K, dtype=dtype)
     scale = _check_scale(scale, Q.shape[-1])
     scores = Q @ np.swapaxes(K, -1, -2)  # (..., T_q, d_k) @ (..., d_k, T_k) -> (..., T_q, T_k)
-    scaled = scores * weights.dtype.type(scale)  # (..., T_q, T_k)
-    shifted = scaled - scaled.max(axis=-1, keepdims=True)  # (..., T_q, T_k) every entry <= 0
-    exp = np.exp(shifted)  # (..., T_q, T_k) the largest entry of each row is exactly 1
+    scaled = scores * dtype.type(scale)  # (..., T_q, T_k)
+    work = scaled.astype(np.float32) if dtype == np.float16 else scaled  # as softmax does
+    shifted = work - work.max(axis=-1, keepdims=True)  # (..., T_q, T_k) every entry <= 0
+    with np.errstate(under="ignore"):
+        exp = np.exp(shifted)  # (..., T_q, T_k) the largest entry of each row is exactly 1
     row_sums = exp.sum(axis=-1, keepdims=True)  # (..., T_q, 1)
     return {
         "scores": scores,
         "scaled": scaled,
-        "shifted": shifted,
-        "exp": exp,
-        "row_sums": row_sums,
+        "shifted": shifted.astype(dtype, copy=False),
+        "exp": exp.astype(dtype, copy=False),
+        "row_sums": row_sums.astype(dtype, copy=False),
         "weights": weights,
         "output": output,
     }
@@ -264,10 +276,21 @@ def project_qkv(
     W_q = _check_weight(W_q, "W_q", d_in, X.shape)
     W_k = _check_weight(W_k, "W_k", d_in, X.shape)
     W_v = _check_weight(W_v, "W_v", d_in, X.shape)
-    Q = X @ W_q  # (..., T, d_in) @ (d_in, d_k) -> (..., T, d_k)
-    K = X @ W_k  # (..., T, d_in) @ (d_in, d_k) -> (..., T, d_k)
-    V = X @ W_v  # (..., T, d_in) @ (d_in, d_v) -> (..., T, d_v)
+    with np.errstate(over="ignore", invalid="ignore"):
+        Q = X @ W_q  # (..., T, d_in) @ (d_in, d_k) -> (..., T, d_k)
+        K = X @ W_k  # (..., T, d_in) @ (d_in, d_k) -> (..., T, d_k)
+        V = X @ W_v  # (..., T, d_in) @ (d_in, d_v) -> (..., T, d_v)
+    for name, W, P in (("W_q", W_q, Q), ("W_k", W_k, K), ("W_v", W_v, V)):
+        _check_product_finite(P, f"X {X.shape} @ {name} {W.shape}")
     return Q, K, V
+
+
+def _check_product_finite(P: np.ndarray, what: str) -> None:
+    if not np.isfinite(P).all():
+        raise ValueError(
+            f"the product {what} overflows {P.dtype} (largest finite |entry| is {np.finfo(P.dtype).max:.3g}); "
+            "use smaller inputs or weights"
+        )
 
 
 def _check_qk_width(W_q_shape: tuple, W_k_shape: tuple) -> None:
@@ -310,7 +333,7 @@ def split_heads(x: object, n_heads: int) -> np.ndarray:
     if d_model % n_heads:
         raise ValueError(_heads_message(f"x with shape {x.shape}", d_model, n_heads))
     x = x.reshape(*lead, T, n_heads, d_model // n_heads)  # (..., T, d_model) -> (..., T, h, d_head)
-    return np.swapaxes(x, -3, -2)  # (..., T, h, d_head) -> (..., h, T, d_head)
+    return np.ascontiguousarray(np.swapaxes(x, -3, -2))  # (..., T, h, d_head) -> (..., h, T, d_head), a copy
 
 
 def merge_heads(x: object) -> np.ndarray:
@@ -350,7 +373,18 @@ def multi_head_attention(
                 f"W_o needs shape ({d_model_v}, d_out)"
             )
     if mask is not None:
-        mask = np.asarray(mask)
+        mask = _as_mask(mask)
+        T = Q.shape[-2]
+        lead = Q.shape[:-2]
+        try:
+            ok = np.broadcast_shapes(mask.shape, (*lead, T, T)) == (*lead, T, T)
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(
+                f"mask has shape {mask.shape}, which does not broadcast to (..., T, T) = {(*lead, T, T)} "
+                f"for X with shape {np.shape(X)}"
+            )
         if mask.ndim >= 3:  # a per-batch mask (..., T, T) lines up with (..., h, T, T) once it has a head axis
             mask = np.expand_dims(mask, -3)
     out, weights = scaled_dot_product_attention(
@@ -362,7 +396,10 @@ def multi_head_attention(
     concat = merge_heads(out)  # (..., h, T, d_v) -> (..., T, h * d_v)
     if W_o is None:
         return concat, weights
-    return concat @ W_o, weights  # (..., T, h * d_v) @ (h * d_v, d_out) -> (..., T, d_out)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = concat @ W_o  # (..., T, h * d_v) @ (h * d_v, d_out) -> (..., T, d_out)
+    _check_product_finite(out, f"concat(heads) {concat.shape} @ W_o {W_o.shape}")
+    return out, weights
 
 
 # --------------------------------------------------------------------------- small tools

@@ -1,0 +1,73 @@
+"""Exercise checks: tell a student what is wrong with an answer, not only that it is wrong.
+
+``check_array`` is the engine. Each notebook's exercises live in a module of their own
+(``helpers.checks.nb01`` ...) whose ``check_...`` functions compute the right answer and
+the typical wrong ones (unscaled, softmax over the wrong axis, transposed, ...) with
+``helpers.attention`` and hand them to ``check_array``.
+
+A check prints one verdict and returns True or False; it never raises on a wrong or
+missing answer, so a notebook with unsolved exercises still runs top to bottom.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+__all__ = ["check_array", "NOT_ANSWERED"]
+
+NOT_ANSWERED = "Not answered yet"
+
+
+def _verdict(ok: bool, name: str, message: str) -> bool:
+    print(f"{'✅' if ok else '❌'} {name}: {message}")
+    return ok
+
+
+def check_array(
+    answer: object,
+    expected: object,
+    *,
+    name: str,
+    mistakes: Mapping[str, object] | None = None,
+    hint: str = "",
+    rtol: float = 1e-6,
+    atol: float = 1e-8,
+) -> bool:
+    """Compare ``answer`` with ``expected`` and print what is right or wrong about it.
+
+    mistakes maps an explanation (e.g. "these are the unscaled scores: divide by √d_k")
+    to the array that mistake produces; the first one the answer matches is reported.
+    Numbers match when ``np.allclose(answer, expected, rtol, atol)``.
+    """
+    if answer is None or answer is Ellipsis:
+        return _verdict(False, name, f"{NOT_ANSWERED}. {hint}".strip())
+    try:
+        got = np.asarray(answer, dtype=float)
+    except (TypeError, ValueError):
+        return _verdict(False, name, f"expected an array of numbers, got {type(answer).__name__}.")
+    want = np.asarray(expected, dtype=float)
+    if got.shape != want.shape:
+        extra = ""
+        if got.shape == want.shape[::-1]:
+            extra = " The shape is the transpose of the right one: which axis holds the tokens?"
+        return _verdict(False, name, f"your array has shape {got.shape}, expected {want.shape}.{extra} {hint}".rstrip())
+    if np.isnan(got).any():
+        return _verdict(False, name, "your array contains NaN: did exp overflow? Subtract the row maximum first.")
+    if np.allclose(got, want, rtol=rtol, atol=atol):
+        return _verdict(True, name, "correct.")
+    for explanation, wrong in (mistakes or {}).items():
+        wrong = np.asarray(wrong, dtype=float)
+        if wrong.shape == got.shape and np.allclose(got, wrong, rtol=rtol, atol=atol):
+            return _verdict(False, name, explanation)
+    if got.ndim == 2 and got.shape[0] == got.shape[1] and np.allclose(got.T, want, rtol=rtol, atol=atol):
+        return _verdict(False, name, "this is the transpose of the answer: rows are queries, columns are keys.")
+    diff = np.abs(got - want)
+    where = tuple(int(i) for i in np.unravel_index(np.argmax(diff), diff.shape))
+    return _verdict(
+        False,
+        name,
+        f"the shape is right but the numbers differ; the largest difference is at index {where}: "
+        f"you have {got[where]:.4g}, expected {want[where]:.4g}. {hint}".rstrip(),
+    )
