@@ -1,0 +1,56 @@
+# Two commands for a fresh machine: `make lab` (open the notebooks) and `make test` (run every test).
+# Both create .venv and install the project into it on first use; they need only Python >= 3.10.
+# Windows without make: see README.md ("Windows").
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+HOST   ?= 127.0.0.1
+PORT   ?= 8888
+# JupyterLab refuses to run as root unless told; pass the flag only when we are root.
+ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
+NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
+
+.PHONY: help setup lab test test-ui bench images screenshots clean
+
+help:
+	@echo "make lab          open the notebooks in JupyterLab on http://$(HOST):$(PORT)/lab"
+	@echo "make test         helpers, worked examples, every notebook under strict nbval, ruff"
+	@echo "make test-ui      browser tests in headless Chromium (needs chromium; see README)"
+	@echo "make bench        per-update latency of the explorers (printed, not asserted)"
+	@echo "make images       regenerate the figures in images/ (make screenshots for the browser ones)"
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab --no-browser --ServerApp.ip=$(HOST) --ServerApp.port=$(PORT) \
+		--ServerApp.root_dir=notebooks $(ROOT_FLAG)
+
+test: $(STAMP)
+	$(BIN)/ruff check helpers tests notebooks
+	$(BIN)/python -m pytest -m "not ui" $(NBVAL) tests notebooks
+
+test-ui: $(STAMP)
+	$(BIN)/python -m pytest -m ui tests/ui
+
+bench: $(STAMP)
+	MPLBACKEND=Agg $(BIN)/python tests/benchmarks/bench_kernel.py
+	$(BIN)/python tests/benchmarks/bench_browser.py
+
+images: $(STAMP)
+	MPLBACKEND=Agg $(BIN)/python -m helpers.images
+
+screenshots: $(STAMP)
+	$(BIN)/python tests/ui/screenshots.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache *.egg-info
+	find . -name __pycache__ -prune -exec rm -rf {} +
+	find . -name .ipynb_checkpoints -prune -exec rm -rf {} +
