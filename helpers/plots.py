@@ -1,0 +1,718 @@
+"""Every figure of the attention notebooks: one heatmap helper, a grid of heads, the step view.
+
+Shape notation (as in ``helpers.attention``): ``T`` tokens (``T_q`` queries as rows, ``T_k`` keys
+as columns), ``d_model`` features, ``d_k`` features per head, ``h`` heads.
+
+Conventions every figure here follows:
+
+* rows are queries (y label "query"), columns are keys (x label "key");
+* attention weights (``kind="weights"``) always use the fixed colour scale 0..1, never auto-scaled,
+  so two frames or two heads can be compared by colour;
+* scores and values (``kind="scores"`` / ``kind="values"``) get their own scale, and the colour bar
+  says so; pass ``vmin`` / ``vmax`` to keep several frames comparable;
+* every cell prints its value (``format_value``), in black or white depending on the luminance of
+  the cell colour; NaN and ±inf cells are drawn grey and hatched and print "nan" / "inf";
+* one colour-blind-safe colormap, ``CMAP`` (viridis), for every heatmap.
+
+Functions called without an ``ax`` / ``fig`` create a pyplot figure (so a notebook cell shows it
+like any other figure); the widgets pass their own non-pyplot (Agg) figure instead. Importing
+this module changes nothing: no pyplot import, no rcParams.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import matplotlib as mpl
+import numpy as np
+from matplotlib.colors import Normalize
+from matplotlib.figure import Figure, SubFigure
+from matplotlib.patches import Rectangle
+
+__all__ = [
+    "CMAP",
+    "KINDS",
+    "STEP_KEYS",
+    "Heatmap",
+    "StepView",
+    "format_value",
+    "heatmap",
+    "heatmap_grid",
+    "step_view",
+    "step_view_size",
+    "plot_head_split",
+    "show_image_patches",
+    "save_figure",
+]
+
+CMAP = "viridis"  # the one colormap of the project (colour-blind safe, monotone luminance)
+NAN_COLOR = "#d0d0d0"  # cells that hold nan / ±inf: light grey, hatched, text "nan"
+KINDS = ("weights", "scores", "values")
+STEP_KEYS = ("scores", "scaled", "shifted", "exp", "row_sums", "weights", "output")
+DPI = 100  # save_figure and the widgets render at this resolution
+
+_CBAR_LABELS = {
+    "weights": "attention weight (fixed scale 0 to 1)",
+    "scores": "score (own scale, not 0 to 1)",
+    "values": "value (own scale, not 0 to 1)",
+}
+_AXIS_LABELS = {"weights": ("key", "query"), "scores": ("key", "query"), "values": ("feature", "token")}
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def format_value(
+    value: float, fmt: str | Callable[[float], str] | None = None, *, integer: bool | None = None
+) -> str:
+    """The text printed on a heatmap cell: fmt (a format spec or a callable), or a readable default.
+
+    The default keeps small cells short: exact zeros as "0", integers as integers, 3 decimals below
+    10, fewer above, and scientific notation below 0.001 or from 100000 on, so exp(-460) prints as
+    "1.7e-200" instead of "0.000". Non-finite values print as "nan", "inf", "-inf". ``integer``:
+    None decides per value; heatmaps pass whether the WHOLE matrix is integer, so one panel never
+    mixes "12" and "12.00".
+    """
+    v = float(value)
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if fmt is not None:
+        return fmt(v) if callable(fmt) else format(v, fmt)
+    if v == 0:
+        return "0"
+    a = abs(v)
+    if a < 1e-3 or a >= 1e5:
+        return f"{v:.1e}"
+    if (v == round(v)) if integer is None else integer:
+        return f"{v:.0f}"
+    if a >= 100:
+        return f"{v:.1f}"
+    if a >= 10:
+        return f"{v:.2f}"
+    return f"{v:.3f}"
+
+
+def _text_colors(rgba: np.ndarray) -> np.ndarray:
+    """'black' or 'white' per cell colour (..., 4), whichever contrasts more (WCAG luminance)."""
+    rgb = np.asarray(rgba, dtype=float)[..., :3]  # (..., 3) sRGB in 0..1
+    lin = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)  # (..., 3) linear light
+    lum = lin @ np.array([0.2126, 0.7152, 0.0722])  # (...,) relative luminance
+    return np.where(lum > 0.179, "black", "white")  # 0.179: equal contrast against black and white
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _check_matrix(matrix: object, name: str = "matrix") -> np.ndarray:
+    """A 2-D float array (a 1-D array becomes one row), or a TypeError/ValueError naming ``name``."""
+    if isinstance(matrix, (str, bytes)):
+        raise TypeError(f"{name} must be a numeric array, got a {type(matrix).__name__}")
+    try:
+        arr = np.asarray(matrix)
+    except ValueError as err:
+        raise ValueError(f"{name} must be a rectangular numeric array: {err}") from None
+    if arr.dtype == bool or arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold real numbers (int or float), got dtype {arr.dtype}")
+    if arr.ndim == 1:
+        arr = arr[None, :]  # (n,) -> (1, n): one query row
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D matrix (rows, columns), got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty (shape {arr.shape})")
+    return arr.astype(np.float64)  # (R, C); float16/float32 values are exact in float64
+
+
+def _check_labels(labels: object, n: int, name: str, shape: tuple) -> list[str]:
+    if labels is None:
+        return [str(i) for i in range(n)]
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence | np.ndarray):
+        raise TypeError(f"{name} must be a list of {n} labels, got {type(labels).__name__}")
+    labels = [str(s) for s in labels]
+    if len(labels) != n:
+        raise ValueError(f"{name} has {len(labels)} labels but the matrix has shape {shape}: need {n}")
+    return labels
+
+
+def _check_kind(kind: object) -> str:
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    return kind
+
+
+def _check_fmt(fmt: object) -> None:
+    if fmt is None or callable(fmt):
+        return
+    if not isinstance(fmt, str):
+        raise TypeError(f"fmt must be a format spec like '.4f', a callable or None, got {fmt!r}")
+    try:
+        format(0.5, fmt)
+    except ValueError as err:
+        raise ValueError(f"fmt {fmt!r} is not a valid float format spec: {err}") from None
+
+
+def _finite_range(data: np.ndarray) -> tuple[float, float]:
+    finite = data[np.isfinite(data)]
+    if finite.size == 0:
+        return 0.0, 1.0
+    lo, hi = float(finite.min()), float(finite.max())
+    if lo == hi:  # a constant matrix still gets a visible, centred colour
+        pad = max(abs(lo) * 0.5, 0.5)
+        return lo - pad, hi + pad
+    return lo, hi
+
+
+def _check_weights_range(data: np.ndarray, name: str) -> None:
+    finite = data[np.isfinite(data)]
+    if finite.size and (finite.min() < -1e-9 or finite.max() > 1 + 1e-9):
+        raise ValueError(
+            f"{name} has values from {finite.min():.4g} to {finite.max():.4g}, but kind='weights' draws "
+            "attention weights on the fixed scale 0..1; use kind='scores' or kind='values' for other numbers"
+        )
+
+
+def _new_figure(figsize: tuple[float, float]) -> Figure:
+    """A pyplot figure (shown by the notebook like any other), imported lazily."""
+    import matplotlib.pyplot as plt
+
+    return plt.figure(figsize=figsize, layout="constrained")
+
+
+# --------------------------------------------------------------------------- heatmap
+
+
+class Heatmap:
+    """Handle returned by ``heatmap``: the artists of one annotated matrix, updated in place.
+
+    Attributes: ``fig``, ``ax``, ``im`` (the AxesImage), ``texts`` (R, C) object array of Text,
+    ``hatches`` (R, C) Rectangles shown on nan/inf cells, ``colorbar`` (or None), ``kind``,
+    ``matrix`` (the values drawn, float64 copy). ``needs_full_draw`` turns True when an update
+    moved an auto colour scale that a colour bar shows (a blitting caller must then redraw all).
+    """
+
+    def __init__(
+        self,
+        ax,
+        matrix: np.ndarray,
+        *,
+        row_labels: list[str],
+        col_labels: list[str],
+        title: str | None,
+        kind: str,
+        fmt,
+        vmin: float | None,
+        vmax: float | None,
+        colorbar: bool,
+        cbar_label: str | None,
+        xlabel: str | None,
+        ylabel: str | None,
+        fontsize: float | None,
+    ) -> None:
+        self.ax = ax
+        self.fig = ax.get_figure()
+        self.kind = kind
+        self.fmt = fmt
+        self.shape = matrix.shape
+        self._auto = kind != "weights" and (vmin is None or vmax is None)
+        self._fixed = (vmin, vmax)
+        self.needs_full_draw = False
+        R, C = matrix.shape
+        if kind == "weights":
+            vmin, vmax = 0.0, 1.0
+        else:
+            lo, hi = _finite_range(matrix)
+            vmin = lo if vmin is None else float(vmin)
+            vmax = hi if vmax is None else float(vmax)
+        self.norm = Normalize(vmin=vmin, vmax=vmax)
+        self.cmap = mpl.colormaps[CMAP].with_extremes(bad=NAN_COLOR)
+        self.im = ax.imshow(
+            np.ma.masked_invalid(matrix), cmap=self.cmap, norm=self.norm, interpolation="nearest", aspect="equal"
+        )
+        if fontsize is None:
+            fontsize = 10 if max(R, C) <= 3 else 9 if max(R, C) <= 5 else 7
+        self.fontsize = fontsize
+        self.texts = np.empty((R, C), dtype=object)
+        self.hatches = np.empty((R, C), dtype=object)
+        for i in range(R):
+            for j in range(C):
+                self.hatches[i, j] = ax.add_patch(
+                    Rectangle(
+                        (j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", edgecolor="#8c8c8c",
+                        linewidth=0, visible=False,
+                    )
+                )
+                self.texts[i, j] = ax.text(j, i, "", ha="center", va="center", fontsize=fontsize)
+        ax.set_xlim(-0.5, C - 0.5)
+        ax.set_ylim(R - 0.5, -0.5)
+        ax.set_xticks(range(C), labels=col_labels)
+        ax.set_yticks(range(R), labels=row_labels)
+        ax.tick_params(length=0, labelsize=max(fontsize - 1, 7))
+        for spine in ax.spines.values():
+            spine.set_visible(False)
+        default_x, default_y = _AXIS_LABELS[kind]
+        ax.set_xlabel(default_x if xlabel is None else xlabel, fontsize=max(fontsize - 1, 7))
+        ax.set_ylabel(default_y if ylabel is None else ylabel, fontsize=max(fontsize - 1, 7))
+        if title:
+            ax.set_title(title, fontsize=fontsize + 1)
+        self.colorbar = None
+        if colorbar:
+            self.colorbar = self.fig.colorbar(self.im, ax=ax, fraction=0.046, pad=0.04)
+            self.colorbar.set_label(cbar_label or _CBAR_LABELS[kind], fontsize=max(fontsize - 2, 7))
+            self.colorbar.ax.tick_params(labelsize=7)
+            if kind == "weights":
+                self.colorbar.set_ticks([0, 0.25, 0.5, 0.75, 1])
+        self.matrix = matrix.copy()
+        self._paint(matrix)
+
+    @property
+    def artists(self) -> list:
+        """The artists ``update`` changes (for blitting): the image, the cell texts, the hatches."""
+        return [self.im, *self.hatches.ravel(), *self.texts.ravel()]
+
+    def _paint(self, data: np.ndarray) -> None:
+        bad = ~np.isfinite(data)  # (R, C)
+        self.im.set_data(data)  # the image draws NaN/inf cells in the colormap's "bad" colour
+        lo, hi = self.norm.vmin, self.norm.vmax
+        scaled = np.clip((np.where(bad, 0.0, data) - lo) / (hi - lo), 0.0, 1.0)  # (R, C) in 0..1
+        scaled[bad] = np.nan
+        self.rgba = self.cmap(scaled, bytes=True)  # (R, C, 4) uint8, NaN -> NAN_COLOR
+        colors = _text_colors(self.rgba / 255.0).tolist()  # (R, C) "black" / "white"
+        finite = data[~bad]
+        integer = bool(np.all(finite == np.round(finite)))  # one style per matrix: "12" or "12.00", not both
+        values = data.tolist()
+        bad = bad.tolist()
+        fmt, texts, hatches = self.fmt, self.texts, self.hatches
+        for i, row in enumerate(values):
+            for j, v in enumerate(row):
+                text = texts[i, j]
+                s = format_value(v, fmt, integer=integer)
+                if text.get_text() != s:
+                    text.set_text(s)
+                    text.set_fontsize(self.fontsize if len(s) < 8 else self.fontsize * 0.85)  # "1.7e-200" fits
+                if text.get_color() != colors[i][j]:
+                    text.set_color(colors[i][j])
+                if hatches[i, j].get_visible() != bad[i][j]:
+                    hatches[i, j].set_visible(bad[i][j])
+
+    def update(self, matrix: object) -> None:
+        """Draw new values (same shape) into the same artists; the colour scale of weights stays 0..1."""
+        data = _check_matrix(matrix)
+        if data.shape != self.shape:
+            raise ValueError(f"matrix has shape {data.shape} but this heatmap was built for shape {self.shape}")
+        if self.kind == "weights":
+            _check_weights_range(data, "matrix")
+        elif self._auto:
+            lo, hi = _finite_range(data)
+            lo = lo if self._fixed[0] is None else self._fixed[0]
+            hi = hi if self._fixed[1] is None else self._fixed[1]
+            if (lo, hi) != (self.norm.vmin, self.norm.vmax):
+                self.im.set_clim(lo, hi)  # norm is shared: set_clim updates self.norm
+                if self.colorbar is not None:
+                    self.needs_full_draw = True
+        self.matrix = data.copy()
+        self._paint(data)
+
+    def cell_texts(self) -> list[list[str]]:
+        """The strings printed on the cells, row by row."""
+        return [[t.get_text() for t in row] for row in self.texts]
+
+
+def heatmap(
+    matrix: object,
+    ax=None,
+    *,
+    row_labels: Sequence[str] | None = None,
+    col_labels: Sequence[str] | None = None,
+    title: str | None = None,
+    kind: str = "weights",
+    fmt: str | Callable[[float], str] | None = None,
+    vmin: float | None = None,
+    vmax: float | None = None,
+    colorbar: bool = True,
+    cbar_label: str | None = None,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    fontsize: float | None = None,
+    figsize: tuple[float, float] | None = None,
+) -> Heatmap:
+    """Draw a (R, C) matrix as an annotated heatmap; returns a ``Heatmap`` handle with ``.update``."""
+    kind = _check_kind(kind)
+    data = _check_matrix(matrix)
+    _check_fmt(fmt)
+    R, C = data.shape
+    rows = _check_labels(row_labels, R, "row_labels", data.shape)
+    cols = _check_labels(col_labels, C, "col_labels", data.shape)
+    if kind == "weights":
+        if (vmin not in (None, 0)) or (vmax not in (None, 1)):
+            raise ValueError(
+                f"kind='weights' always uses the fixed colour scale 0..1, got vmin={vmin}, vmax={vmax}; "
+                "use kind='scores' or kind='values' for another scale"
+            )
+        _check_weights_range(data, "matrix")
+    for name, v in (("vmin", vmin), ("vmax", vmax)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v)):
+            raise TypeError(f"{name} must be a finite real number or None, got {v!r}")
+    if vmin is not None and vmax is not None and not vmin < vmax:
+        raise ValueError(f"vmin must be smaller than vmax, got vmin={vmin}, vmax={vmax}")
+    if ax is None:
+        if figsize is None:
+            cell = 0.7 if max(R, C) <= 5 else 0.5
+            figsize = (round(min(1.1 + cell * C + (1.2 if colorbar else 0), 10.0), 1), round(min(1.0 + cell * R, 8.0), 1))
+        ax = _new_figure(figsize).add_subplot()
+    elif not hasattr(ax, "imshow"):
+        raise TypeError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}")
+    return Heatmap(
+        ax, data, row_labels=rows, col_labels=cols, title=title, kind=kind, fmt=fmt, vmin=vmin, vmax=vmax,
+        colorbar=colorbar, cbar_label=cbar_label, xlabel=xlabel, ylabel=ylabel, fontsize=fontsize,
+    )
+
+
+def heatmap_grid(
+    matrices: object,
+    titles: Sequence[str] | None = None,
+    *,
+    row_labels: Sequence[str] | None = None,
+    col_labels: Sequence[str] | None = None,
+    ncols: int | None = None,
+    kind: str = "weights",
+    suptitle: str | None = None,
+    fmt: str | Callable[[float], str] | None = None,
+    vmin: float | None = None,
+    vmax: float | None = None,
+    fig: Figure | SubFigure | None = None,
+    figsize: tuple[float, float] | None = None,
+) -> tuple[Figure, list[Heatmap]]:
+    """Several same-shape matrices (a list or an (n, R, C) array, e.g. heads) on one shared scale and colour bar."""
+    kind = _check_kind(kind)
+    if isinstance(matrices, np.ndarray):
+        items = list(matrices) if matrices.ndim == 3 else None
+    elif isinstance(matrices, Sequence) and not isinstance(matrices, (str, bytes)):
+        items = list(matrices)
+    else:
+        items = None
+    if not items:
+        raise TypeError(
+            f"matrices must be a non-empty list of 2-D matrices or an (n, R, C) array, got "
+            f"{type(matrices).__name__}{'' if not isinstance(matrices, np.ndarray) else f' with shape {matrices.shape}'}"
+        )
+    data = [_check_matrix(m, f"matrices[{k}]") for k, m in enumerate(items)]
+    shape = data[0].shape
+    for k, m in enumerate(data):
+        if m.shape != shape:
+            raise ValueError(f"matrices[{k}] has shape {m.shape} but matrices[0] has shape {shape}; all must match")
+    n = len(data)
+    if titles is None:
+        titles = [f"head {k}" for k in range(n)]
+    elif isinstance(titles, (str, bytes)) or len(titles) != n:
+        raise ValueError(f"titles must be a list of {n} strings (one per matrix), got {titles!r}")
+    if ncols is None:
+        ncols = min(n, 4)
+    if isinstance(ncols, bool) or not isinstance(ncols, numbers.Integral) or ncols < 1:
+        raise ValueError(f"ncols must be a positive integer, got {ncols!r}")
+    ncols = min(int(ncols), n)
+    nrows = math.ceil(n / ncols)
+    if kind != "weights":
+        lo, hi = _finite_range(np.stack(data))  # (n, R, C) one scale for all panels
+        vmin = lo if vmin is None else vmin
+        vmax = hi if vmax is None else vmax
+    R, C = shape
+    if fig is None:
+        if figsize is None:
+            cell = 0.5 if max(R, C) <= 4 else 0.4
+            figsize = (0.9 + ncols * (0.8 + cell * C) + 1.0, 0.3 + nrows * (0.85 + cell * R) + (0.4 if suptitle else 0))
+        fig = _new_figure(figsize)
+    axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
+    handles = []
+    for k, ax in enumerate(axes):
+        if k >= n:
+            ax.remove()
+            continue
+        r, c = divmod(k, ncols)
+        handles.append(
+            heatmap(
+                data[k], ax, row_labels=row_labels, col_labels=col_labels, title=titles[k], kind=kind,
+                fmt=fmt, vmin=vmin, vmax=vmax, colorbar=False,
+                xlabel=None if r == nrows - 1 or k + ncols >= n else "",
+                ylabel=None if c == 0 else "",
+            )
+        )
+    cbar = fig.colorbar(handles[0].im, ax=[h.ax for h in handles], shrink=0.9, fraction=0.05)
+    cbar.set_label(_CBAR_LABELS[kind], fontsize=8)
+    cbar.ax.tick_params(labelsize=7)
+    if kind == "weights":
+        cbar.set_ticks([0, 0.25, 0.5, 0.75, 1])
+    for h in handles:
+        h.colorbar = None  # the shared bar belongs to the grid; its scale never moves
+    if suptitle:
+        fig.suptitle(suptitle, fontsize=11)
+    return fig.get_figure(root=True) if isinstance(fig, SubFigure) else fig, handles
+
+
+# --------------------------------------------------------------------------- step view
+
+_STEP_TITLES = {
+    "scores": "1  scores = Q·Kᵀ",
+    "scaled": "2  × scale",
+    "shifted": "3  − row max",
+    "exp": "4  exp(·)",
+    "row_sums": "5  Σ row",
+    "weights": "6  weights = exp / Σ",
+    "output": "7  output = weights·V",
+}
+
+
+def _check_steps(steps: object, expect: dict | None = None) -> dict[str, np.ndarray]:
+    if not isinstance(steps, Mapping):
+        raise TypeError(
+            f"steps must be the dict returned by helpers.attention_steps(Q, K, V, scale), got {type(steps).__name__}"
+        )
+    missing = [k for k in STEP_KEYS if k not in steps]
+    if missing:
+        raise ValueError(f"steps lacks {missing}; expected the keys {list(STEP_KEYS)} of helpers.attention_steps")
+    out = {}
+    for key in STEP_KEYS:
+        arr = np.asarray(steps[key])
+        if arr.ndim != 2:
+            raise ValueError(
+                f"steps[{key!r}] has shape {arr.shape}; the step view draws one sequence, so it needs 2-D "
+                "matrices (no batch or head axis)"
+            )
+        out[key] = _check_matrix(arr, f"steps[{key!r}]")
+    T_q, T_k = out["scores"].shape
+    want = {
+        "scaled": (T_q, T_k), "shifted": (T_q, T_k), "exp": (T_q, T_k), "row_sums": (T_q, 1),
+        "weights": (T_q, T_k),
+    }
+    for key, shp in want.items():
+        if out[key].shape != shp:
+            raise ValueError(f"steps[{key!r}] has shape {out[key].shape} but steps['scores'] has shape {(T_q, T_k)}")
+    if out["output"].shape[0] != T_q:
+        raise ValueError(f"steps['output'] has shape {out['output'].shape} but there are {T_q} queries")
+    if expect is not None:
+        for key in STEP_KEYS:
+            if out[key].shape != expect[key]:
+                raise ValueError(
+                    f"steps[{key!r}] has shape {out[key].shape} but this step view was built for {expect[key]}"
+                )
+    return out
+
+
+def _step_layout(T_q: int, T_k: int, d_v: int, one_row: bool | None, title: str | None) -> tuple:
+    """(rows of panel keys, matrix columns per row, cell inches, font size, default figsize) of a step view."""
+    widths = {k: (1 if k == "row_sums" else d_v if k == "output" else T_k) for k in STEP_KEYS}
+    if one_row is None:
+        one_row = sum(widths.values()) <= 21
+    if not isinstance(one_row, (bool, np.bool_)):
+        raise TypeError(f"one_row must be True, False or None (automatic), got {one_row!r}")
+    rows = [list(STEP_KEYS)] if one_row else [list(STEP_KEYS[:3]), list(STEP_KEYS[3:])]
+    units = [sum(widths[k] for k in r) for r in rows]  # matrix columns per row of panels
+    cell = 0.45 if max(T_q, T_k, d_v) <= 3 else 0.42  # inches per matrix cell
+    fontsize = 8 if max(T_q, T_k, d_v) <= 3 else 7
+    width = max(u * cell + len(r) * 0.35 for u, r in zip(units, rows, strict=True)) + 0.5
+    height = len(rows) * (T_q * cell + 0.95) + (0.3 if title is None or title else 0.05)
+    return rows, units, cell, fontsize, (round(width, 1), round(height, 1))
+
+
+def step_view_size(T: int, d_v: int, *, one_row: bool | None = None) -> tuple[float, float]:
+    """The figsize ``step_view`` picks for T tokens and d_v output features (to build your own figure)."""
+    return _step_layout(T, T, d_v, one_row, None)[4]
+
+
+class StepView:
+    """Handle returned by ``step_view``: one ``Heatmap`` per step in ``handles`` (keyed as STEP_KEYS)."""
+
+    def __init__(self, fig, handles: dict[str, Heatmap], shapes: dict, scale_title) -> None:
+        self.fig = fig
+        self.handles = handles
+        self._shapes = shapes
+        self._scale_title = scale_title
+
+    @property
+    def artists(self) -> list:
+        """Everything ``update`` changes: all panels' artists and the '× scale' title."""
+        return [a for h in self.handles.values() for a in h.artists] + [self._scale_title]
+
+    @property
+    def needs_full_draw(self) -> bool:
+        return any(h.needs_full_draw for h in self.handles.values())
+
+    def update(self, steps: Mapping[str, object], scale: float | None = None) -> None:
+        """Draw new steps of the same shapes; ``scale`` (if given) is printed in panel 2's title."""
+        data = _check_steps(steps, self._shapes)
+        for key in STEP_KEYS:
+            self.handles[key].update(data[key])
+        self._scale_title.set_text(_STEP_TITLES["scaled"] if scale is None else f"2  × {float(scale):.4g}")
+
+
+def step_view(
+    steps: Mapping[str, object],
+    token_labels: Sequence[str] | None = None,
+    *,
+    feature_labels: Sequence[str] | None = None,
+    scale: float | None = None,
+    one_row: bool | None = None,
+    title: str | None = None,
+    fmt: str | Callable[[float], str] | None = None,
+    fig: Figure | SubFigure | None = None,
+    figsize: tuple[float, float] | None = None,
+) -> StepView:
+    """Draw helpers.attention_steps(...) as a row of annotated matrices, scores -> ... -> output."""
+    data = _check_steps(steps)
+    T_q, T_k = data["scores"].shape
+    d_v = data["output"].shape[1]
+    if token_labels is not None and T_q != T_k:
+        raise ValueError(f"token_labels needs T_q == T_k (self-attention), got scores of shape {(T_q, T_k)}")
+    toks = _check_labels(token_labels, T_k, "token_labels", data["scores"].shape)
+    feats = _check_labels(feature_labels, d_v, "feature_labels", data["output"].shape)
+    rows, units, cell, fontsize, default_size = _step_layout(T_q, T_k, d_v, one_row, title)
+    widths = {k: (1 if k == "row_sums" else d_v if k == "output" else T_k) for k in STEP_KEYS}
+    if fig is None:
+        fig = _new_figure(default_size if figsize is None else figsize)
+    if title is None:
+        title = "softmax(Q·Kᵀ × scale)·V, step by step (weights on 0..1; other panels each on their own colour range)"
+    if title:
+        fig.suptitle(title, fontsize=9)
+    hosts = list(fig.subfigures(len(rows), 1)) if len(rows) > 1 else [fig]
+    span = [u + 0.8 * len(r) for u, r in zip(units, rows, strict=True)]  # cells plus room for the gaps
+    for r in range(len(rows) if len(rows) > 1 else 0):  # a shorter row keeps the cell size: its rest stays empty
+        if span[r] < max(span) - 0.5:
+            hosts[r] = hosts[r].subfigures(1, 2, width_ratios=[span[r], max(span) - span[r]])[0]
+    handles = {}
+    for r, keys in enumerate(rows):
+        axes = hosts[r].subplots(1, len(keys), width_ratios=[widths[k] for k in keys])
+        for c, (key, ax) in enumerate(zip(keys, np.atleast_1d(axes), strict=True)):
+            cols = ["Σ"] if key == "row_sums" else feats if key == "output" else toks
+            handles[key] = heatmap(
+                data[key], ax, row_labels=toks if T_q == T_k else None, col_labels=cols,
+                title=_STEP_TITLES[key], kind="weights" if key == "weights" else "values", fmt=fmt,
+                colorbar=False, fontsize=fontsize,
+                xlabel="feature" if key == "output" else "" if key == "row_sums" else "key",
+                ylabel="query" if c == 0 else "",
+            )
+            handles[key].ax.title.set_fontsize(fontsize + 1)
+            if c:
+                ax.tick_params(labelleft=False)
+    scale_title = handles["scaled"].ax.title
+    view = StepView(fig, handles, {k: v.shape for k, v in data.items()}, scale_title)
+    if scale is not None:
+        scale_title.set_text(f"2  × {float(scale):.4g}")
+    return view
+
+
+# --------------------------------------------------------------------------- one-off figures
+
+
+def _check_pos_int(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, got {value}")
+    return int(value)
+
+
+def plot_head_split(d_model: int, n_heads: int, wrong: bool = False, *, T: int = 3) -> Figure:
+    """Which column of X (T, d_model) lands in which head: reshape (T, h, d_k) + transpose, or the wrong (h, T, d_k)."""
+    from helpers.attention import split_heads
+
+    d_model = _check_pos_int(d_model, "d_model")
+    n_heads = _check_pos_int(n_heads, "n_heads")
+    T = _check_pos_int(T, "T")
+    if d_model % n_heads:
+        raise ValueError(f"d_model {d_model} is not a multiple of n_heads {n_heads}; each head needs d_model / n_heads columns")
+    if d_model > 16 or T > 6:
+        raise ValueError(f"plot_head_split draws every cell: use d_model <= 16 and T <= 6, got d_model={d_model}, T={T}")
+    d_k = d_model // n_heads
+    code = np.arange(T * d_model).reshape(T, d_model)  # (T, d_model) cell (t, c) holds t * d_model + c
+    if wrong:
+        heads = code.reshape(n_heads, T, d_k)  # (T, d_model) -> (h, T, d_k): cuts across tokens
+    else:
+        heads = split_heads(code, n_heads).astype(int)  # (T, d_model) -> (T, h, d_k) -> (h, T, d_k)
+    owner = np.empty((T, d_model), dtype=int)  # (T, d_model) the head each cell of X lands in
+    for h in range(n_heads):
+        for v in heads[h].ravel():
+            owner[divmod(int(v), d_model)] = h
+    palette = mpl.colormaps[CMAP](np.linspace(0.1, 0.9, n_heads) if n_heads > 1 else [0.55])  # (h, 4)
+    cell = 0.5
+    fig = _new_figure((round(1.3 + cell * (d_model + n_heads * d_k) + 0.5 * n_heads, 1), round(1.5 + cell * T, 1)))
+    axes = fig.subplots(1, 1 + n_heads, width_ratios=[d_model] + [d_k] * n_heads)
+
+    def draw(ax, src, colors, rows, cols, title):
+        ax.imshow(colors, aspect="equal")
+        for (i, j), v in np.ndenumerate(src):
+            t, c = divmod(int(v), d_model)
+            ax.text(j, i, f"{t},{c}", ha="center", va="center", fontsize=7,
+                    color=_text_colors(colors[i, j]).item())
+        ax.set_xticks(range(src.shape[1]), labels=cols)
+        ax.set_yticks(range(src.shape[0]), labels=rows)
+        ax.tick_params(length=0, labelsize=7)
+        ax.set_title(title, fontsize=9)
+        for spine in ax.spines.values():
+            spine.set_visible(False)
+
+    draw(axes[0], code, palette[owner], [f"t{t}" for t in range(T)], [str(c) for c in range(d_model)],
+         f"X (T={T}, d_model={d_model})")
+    axes[0].set_xlabel("column c (cell text: token,column)", fontsize=7)
+    for h in range(n_heads):
+        src_tok = heads[h] // d_model  # (T, d_k) the token each entry came from
+        mixed = (src_tok != np.arange(T)[:, None]).any()
+        draw(axes[1 + h], heads[h], np.broadcast_to(palette[h], (T, d_k, 4)), [f"r{t}" for t in range(T)],
+             [str(c) for c in range(d_k)], f"head {h}" + (" (mixed!)" if mixed else ""))
+    how = ("wrong: reshape straight to (h, T, d_k): a head's rows mix tokens" if wrong
+           else "right: reshape to (T, h, d_k), then swap T and h: head j gets columns j·d_k … (j+1)·d_k − 1")
+    fig.suptitle(how, fontsize=9)
+    return fig
+
+
+def show_image_patches(image: object, patch: int) -> Figure:
+    """An image cut into patch x patch squares (numbered in reading order) and the tokens they become."""
+    img = _check_matrix(image, "image")
+    patch = _check_pos_int(patch, "patch")
+    H, W = img.shape
+    if H % patch or W % patch:
+        raise ValueError(f"image has shape {img.shape}, which patch={patch} does not divide")
+    if H * W > 1024:
+        raise ValueError(f"show_image_patches prints every pixel: use at most 1024 pixels, got shape {img.shape}")
+    nh, nw = H // patch, W // patch
+    tokens = img.reshape(nh, patch, nw, patch).swapaxes(1, 2).reshape(nh * nw, patch * patch)
+    # (H, W) -> (nh, p, nw, p) -> (nh, nw, p, p) -> (T = nh*nw, p*p): each patch read row by row
+    cmap = mpl.colormaps["gray_r"]
+    norm = Normalize(min(img.min(), 0), max(img.max(), 1))
+    fig = _new_figure((round(1.4 + 0.32 * (W + patch * patch), 1), round(1.2 + 0.32 * max(H, 2 * nh * nw), 1)))
+    ax_img, ax_tok = fig.subplots(1, 2, width_ratios=[W, patch * patch])
+    for ax, data in ((ax_img, img), (ax_tok, tokens)):
+        ax.imshow(data, cmap=cmap, norm=norm, aspect="equal")
+        ax.tick_params(length=0, labelsize=7)
+    colors = _text_colors(cmap(norm(tokens)))  # the token matrix prints its numbers; the picture does not
+    for (i, j), v in np.ndenumerate(tokens):
+        ax_tok.text(j, i, format_value(v), ha="center", va="center", fontsize=6, color=colors[i, j])
+    edge = mpl.colormaps[CMAP](0.55)
+    for k in range(nh * nw):
+        r, c = divmod(k, nw)
+        ax_img.add_patch(Rectangle((c * patch - 0.5, r * patch - 0.5), patch, patch, fill=False, edgecolor=edge, lw=2.5))
+        ax_img.text(c * patch - 0.4, r * patch - 0.4, f"X{k + 1}", ha="left", va="top", fontsize=8,
+                    color="white", bbox={"boxstyle": "round,pad=0.15", "facecolor": edge, "linewidth": 0})
+    ax_img.set_xticks(range(W))
+    ax_img.set_yticks(range(H))
+    ax_img.set_title(f"image {H}×{W} cut into {nh * nw} patches of {patch}×{patch}", fontsize=9)
+    ax_tok.set_yticks(range(nh * nw), labels=[f"X{k + 1}" for k in range(nh * nw)])
+    ax_tok.set_xticks(range(patch * patch))
+    ax_tok.set_xlabel("pixel of the patch, read row by row", fontsize=8)
+    ax_tok.set_title(f"tokens: {nh * nw} rows of {patch * patch} numbers", fontsize=9)
+    return fig
+
+
+def save_figure(fig: Figure, path: str | Path, *, dpi: int = DPI) -> Path:
+    """Save ``fig`` at a fixed size and dpi (no tight bbox), without a timestamp, for ``make images``."""
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    path = Path(path)
+    if path.suffix.lower() not in (".png", ".svg"):
+        raise ValueError(f"path must end in .png or .svg, got {str(path)!r}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    metadata = {"Software": None} if path.suffix.lower() == ".png" else {"Date": None}
+    fig.savefig(path, dpi=dpi, facecolor="white", metadata=metadata)
+    return path

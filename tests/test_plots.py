@@ -1,0 +1,298 @@
+"""Tests of helpers.plots: the one heatmap helper, grids, the step view and the one-off figures."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.colors import to_rgba  # noqa: E402
+from PIL import Image  # noqa: E402
+
+import helpers  # noqa: E402
+from helpers import examples as E  # noqa: E402
+from helpers import plots as P  # noqa: E402
+
+TOKENS = ["x1", "x2", "x3"]
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _weights_001() -> np.ndarray:
+    return helpers.single_head_attention(E.T001_X, E.T001_WQ, E.T001_WK, E.T001_WV)[1]  # (3, 3)
+
+
+# --------------------------------------------------------------------------- format_value
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (1.67702032e-200, "1.7e-200"),
+        (2.47576395e-312, "2.5e-312"),
+        (0.0, "0"),
+        (-0.0, "0"),
+        (0.46831053, "0.468"),
+        (8.9045e-04, "8.9e-04"),
+        (21323.5, "21323.5"),
+        (16.0, "16"),
+        (-4.619, "-4.619"),
+        (123456.0, "1.2e+05"),
+        (float("nan"), "nan"),
+        (float("inf"), "inf"),
+        (float("-inf"), "-inf"),
+    ],
+)
+def test_format_value_default_is_short_and_never_hides_tiny_numbers(value, text):
+    assert P.format_value(value) == text
+
+
+def test_format_value_fmt_and_integer_flag():
+    assert P.format_value(0.46831053, ".4f") == "0.4683"
+    assert P.format_value(0.5, lambda v: f"{v:.1%}") == "50.0%"
+    assert P.format_value(12.0, integer=False) == "12.00"
+    assert P.format_value(12.0, integer=True) == "12"
+    assert P.format_value(float("nan"), ".4f") == "nan"  # fmt never turns nan into a number
+
+
+# --------------------------------------------------------------------------- heatmap
+
+
+def test_weights_heatmap_uses_the_fixed_scale_0_to_1_even_for_small_weights():
+    small = np.array([[0.2, 0.3, 0.5], [0.1, 0.1, 0.8], [0.3, 0.3, 0.4]])
+    hm = P.heatmap(small, row_labels=TOKENS, col_labels=TOKENS, title="w")
+    assert hm.im.get_clim() == (0.0, 1.0)
+    hm.update(np.full((3, 3), 1 / 3))
+    assert hm.im.get_clim() == (0.0, 1.0)  # never auto-scaled
+    assert "0 to 1" in hm.colorbar.ax.get_ylabel()
+    assert P.CMAP == hm.im.get_cmap().name.removesuffix("_r") == "viridis"
+
+
+def test_heatmap_labels_rows_are_queries_columns_are_keys():
+    hm = P.heatmap(_weights_001(), row_labels=TOKENS, col_labels=["k1", "k2", "k3"], title="weights")
+    assert [t.get_text() for t in hm.ax.get_yticklabels()] == TOKENS
+    assert [t.get_text() for t in hm.ax.get_xticklabels()] == ["k1", "k2", "k3"]
+    assert hm.ax.get_ylabel() == "query"
+    assert hm.ax.get_xlabel() == "key"
+    assert hm.ax.get_title() == "weights"
+
+
+def test_cell_texts_equal_the_formatted_values_after_update():
+    w = _weights_001()
+    hm = P.heatmap(w)
+    assert hm.cell_texts() == [[P.format_value(v) for v in row] for row in w]
+    new = helpers.softmax(np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0], [5.0, -5.0, 0.0]]))
+    hm.update(new)
+    assert hm.cell_texts() == [[P.format_value(v) for v in row] for row in new]
+    np.testing.assert_array_equal(hm.im.get_array(), new)  # exact: the same numbers, no tolerance
+
+
+def test_text_colour_follows_the_cell_luminance():
+    hm = P.heatmap(np.array([[0.0, 1.0]]))
+    assert hm.texts[0, 0].get_color() == "white"  # dark purple end of viridis
+    assert hm.texts[0, 1].get_color() == "black"  # yellow end
+
+
+def test_nan_cells_are_drawn_visibly_grey_hatched_with_text_nan():
+    with np.errstate(all="ignore"):
+        naive = helpers.naive_softmax(np.array([[1.0, 2.0, 3.0], [800.0, 1.0, 0.0]]))
+    assert np.isnan(naive[1, 0])
+    hm = P.heatmap(naive)
+    assert hm.texts[1, 0].get_text() == "nan"
+    assert hm.hatches[1, 0].get_visible() and not hm.hatches[0, 0].get_visible()
+    assert tuple(hm.rgba[1, 0]) == tuple(int(round(255 * c)) for c in to_rgba(P.NAN_COLOR))
+    hm.update(np.array([[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]]))
+    assert not hm.hatches[1, 0].get_visible() and hm.texts[1, 0].get_text() == "0.100"
+
+
+def test_scores_heatmap_has_its_own_labelled_scale_and_fixed_limits_keep_frames_comparable():
+    hs = P.heatmap(E.T000_F2_SCORES, kind="scores")
+    lo, hi = hs.im.get_clim()
+    assert (lo, hi) == (E.T000_F2_SCORES.min(), E.T000_F2_SCORES.max())
+    assert "own scale" in hs.colorbar.ax.get_ylabel()
+    fixed = P.heatmap(E.T001_Q @ E.T001_K.T, kind="scores", vmin=0, vmax=20)
+    fixed.update(E.T001_Q @ E.T001_K.T / np.sqrt(3))
+    assert fixed.im.get_clim() == (0.0, 20.0)
+
+
+def test_auto_scale_update_flags_a_full_redraw_for_the_colorbar():
+    hs = P.heatmap(np.array([[1.0, 2.0]]), kind="values")
+    assert not hs.needs_full_draw
+    hs.update(np.array([[10.0, 20.0]]))
+    assert hs.im.get_clim() == (10.0, 20.0) and hs.needs_full_draw
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "words"),
+    [
+        ({"matrix": np.zeros((2, 2, 2))}, ValueError, "matrix must be a 2-D"),
+        ({"matrix": "abc"}, TypeError, "matrix must be a numeric array"),
+        ({"matrix": np.array([[True, False]])}, TypeError, "matrix must hold real numbers"),
+        ({"matrix": np.zeros((0, 3))}, ValueError, "matrix is empty"),
+        ({"matrix": np.eye(3), "row_labels": ["a", "b"]}, ValueError, "row_labels has 2 labels"),
+        ({"matrix": np.eye(3), "col_labels": "abc"}, TypeError, "col_labels must be a list"),
+        ({"matrix": np.eye(3), "kind": "heat"}, ValueError, "kind must be one of"),
+        ({"matrix": np.eye(3), "vmin": -1}, ValueError, "kind='weights' always uses the fixed colour scale"),
+        ({"matrix": E.T000_F2_SCORES}, ValueError, "use kind='scores'"),
+        ({"matrix": np.eye(3), "kind": "scores", "vmin": 2, "vmax": 1}, ValueError, "vmin must be smaller"),
+        ({"matrix": np.eye(3), "fmt": 3}, TypeError, "fmt must be a format spec"),
+        ({"matrix": np.eye(3), "fmt": ".4q"}, ValueError, "fmt '.4q' is not a valid"),
+        ({"matrix": np.eye(3), "ax": "axes"}, TypeError, "ax must be a matplotlib Axes"),
+    ],
+)
+def test_heatmap_rejects_bad_input_naming_the_argument(kwargs, error, words):
+    matrix = kwargs.pop("matrix")
+    with pytest.raises(error, match=words):
+        P.heatmap(matrix, **kwargs)
+
+
+def test_update_rejects_another_shape():
+    hm = P.heatmap(np.eye(3))
+    with pytest.raises(ValueError, match=r"matrix has shape \(2, 2\) but this heatmap was built for shape \(3, 3\)"):
+        hm.update(np.eye(2))
+
+
+def test_update_changes_artists_in_place_without_new_figures():
+    hm = P.heatmap(np.eye(3))
+    before = list(plt.get_fignums())
+    im, texts = hm.im, hm.texts.copy()
+    for k in range(10):
+        hm.update(np.roll(np.eye(3), k, axis=1))
+    assert plt.get_fignums() == before
+    assert hm.im is im and all(a is b for a, b in zip(hm.texts.ravel(), texts.ravel(), strict=True))
+    assert len(hm.ax.images) == 1
+
+
+# --------------------------------------------------------------------------- grid and step view
+
+
+def test_heatmap_grid_shares_one_0_to_1_scale_and_one_colorbar():
+    rng = np.random.default_rng(0)
+    W = [rng.normal(size=(4, 4)) for _ in range(3)]
+    _, weights = helpers.multi_head_attention(E.T001_X, *W, n_heads=2)  # (2, 3, 3)
+    fig, handles = P.heatmap_grid(weights, ["head 0", "head 1"], row_labels=TOKENS, col_labels=TOKENS)
+    assert len(handles) == 2
+    assert all(h.im.get_clim() == (0.0, 1.0) for h in handles)
+    assert len(fig.axes) == 3  # two heads + one shared colour bar
+    assert [h.ax.get_title() for h in handles] == ["head 0", "head 1"]
+    np.testing.assert_array_equal(handles[1].matrix, weights[1])
+
+
+def test_heatmap_grid_rejects_mixed_shapes_and_wrong_titles():
+    with pytest.raises(ValueError, match=r"matrices\[1\] has shape \(2, 2\) but matrices\[0\] has shape \(3, 3\)"):
+        P.heatmap_grid([np.eye(3), np.eye(2)])
+    with pytest.raises(ValueError, match="titles must be a list of 2"):
+        P.heatmap_grid([np.eye(3), np.eye(3)], ["only one"])
+    with pytest.raises(TypeError, match="matrices must be a non-empty list"):
+        P.heatmap_grid(np.eye(3))
+
+
+def test_step_view_panels_show_attention_steps_and_update():
+    Q, K, V = helpers.project_qkv(E.T001_X, E.T001_WQ, E.T001_WK, E.T001_WV)
+    steps = helpers.attention_steps(Q, K, V, scale=1 / np.sqrt(3))
+    view = P.step_view(steps, TOKENS, scale=1 / np.sqrt(3))
+    assert list(view.handles) == list(P.STEP_KEYS)
+    for key in P.STEP_KEYS:
+        np.testing.assert_array_equal(view.handles[key].matrix, steps[key])
+    assert view.handles["weights"].im.get_clim() == (0.0, 1.0)
+    assert view.handles["scaled"].ax.get_title() == "2  × 0.5774"
+    steps2 = helpers.attention_steps(Q, K, V, scale=1.0)
+    view.update(steps2, scale=1.0)
+    assert view.handles["weights"].cell_texts()[0] == [P.format_value(v, integer=False) for v in steps2["weights"][0]]
+    assert view.handles["scaled"].ax.get_title() == "2  × 1"
+
+
+def test_step_view_layout_one_row_for_three_tokens_two_rows_for_five():
+    Q, K, V = helpers.project_qkv(E.T000_F2_X, E.T000_F2_WQ, E.T000_F2_WK, E.T000_F2_WV)
+    view5 = P.step_view(helpers.attention_steps(Q, K, V, scale=0.5), list("abcde"))
+    rows = {round(h.ax.get_position().y0, 2) for h in view5.handles.values()}
+    assert len(rows) == 2
+    assert view5.fig.get_size_inches().tolist() == list(P.step_view_size(5, 4))
+    Q, K, V = helpers.project_qkv(E.T001_X, E.T001_WQ, E.T001_WK, E.T001_WV)
+    view3 = P.step_view(helpers.attention_steps(Q, K, V), TOKENS)
+    view3.fig.canvas.draw()
+    assert len({round(h.ax.get_position().y0, 2) for h in view3.handles.values()}) == 1
+
+
+def test_step_view_rejects_what_is_not_attention_steps():
+    Q, K, V = helpers.project_qkv(E.T001_X, E.T001_WQ, E.T001_WK, E.T001_WV)
+    steps = helpers.attention_steps(Q, K, V)
+    with pytest.raises(TypeError, match="steps must be the dict returned by helpers.attention_steps"):
+        P.step_view([1, 2, 3])
+    with pytest.raises(ValueError, match=r"steps lacks \['exp'\]"):
+        P.step_view({k: v for k, v in steps.items() if k != "exp"})
+    batched = {k: v[None] for k, v in steps.items()}
+    with pytest.raises(ValueError, match="needs 2-D matrices"):
+        P.step_view(batched)
+    view = P.step_view(steps)
+    Q5, K5, V5 = helpers.project_qkv(E.T000_F2_X, E.T000_F2_WQ, E.T000_F2_WK, E.T000_F2_WV)
+    with pytest.raises(ValueError, match="but this step view was built for"):
+        view.update(helpers.attention_steps(Q5, K5, V5))
+
+
+# --------------------------------------------------------------------------- one-off figures
+
+
+def _cell_texts(ax) -> list[str]:
+    return [t.get_text() for t in ax.texts]
+
+
+def test_plot_head_split_right_heads_keep_tokens_wrong_heads_mix_them():
+    right = P.plot_head_split(6, 2)
+    head0 = _cell_texts(right.axes[1])  # (T=3, d_k=3) cells, row by row: "token,column"
+    assert head0 == ["0,0", "0,1", "0,2", "1,0", "1,1", "1,2", "2,0", "2,1", "2,2"]
+    assert _cell_texts(right.axes[2])[:3] == ["0,3", "0,4", "0,5"]
+    wrong = P.plot_head_split(6, 2, wrong=True)
+    assert _cell_texts(wrong.axes[1])[:6] == ["0,0", "0,1", "0,2", "0,3", "0,4", "0,5"]  # token 0 spills into row 1
+    assert "mixed" in wrong.axes[1].get_title() and "mixed" not in right.axes[1].get_title()
+    with pytest.raises(ValueError, match="d_model 6 is not a multiple of n_heads 4"):
+        P.plot_head_split(6, 4)
+    with pytest.raises(TypeError, match="n_heads must be an integer"):
+        P.plot_head_split(6, 2.0)
+
+
+def test_show_image_patches_tokens_are_the_patches_read_row_by_row():
+    fig = P.show_image_patches(E.T003_IMAGE, E.T003_PATCH_SIZE)
+    token_ax = fig.axes[1]
+    shown = np.array([float(t) for t in _cell_texts(token_ax)]).reshape(4, 16)
+    np.testing.assert_array_equal(shown, E.T003_PATCHES)  # the text's own typed patches
+    with pytest.raises(ValueError, match="which patch=3 does not divide"):
+        P.show_image_patches(E.T003_IMAGE, 3)
+
+
+def test_save_figure_has_a_stable_size_and_identical_bytes(tmp_path):
+    fig = P.plot_head_split(4, 2)
+    a = P.save_figure(fig, tmp_path / "sub" / "a.png")
+    b = P.save_figure(P.plot_head_split(4, 2), tmp_path / "b.png")  # a fresh figure: `make images` twice
+    assert a.read_bytes() == b.read_bytes()
+    w, h = fig.get_size_inches() * P.DPI
+    assert Image.open(a).size == (round(w), round(h))
+    with pytest.raises(ValueError, match="path must end in .png or .svg"):
+        P.save_figure(fig, tmp_path / "c.jpg")
+    with pytest.raises(TypeError, match="fig must be a matplotlib Figure"):
+        P.save_figure("fig", tmp_path / "d.png")
+
+
+def test_importing_plots_imports_neither_pyplot_nor_ipywidgets_and_changes_no_rcparams():
+    code = (
+        "import sys, matplotlib as mpl\n"
+        "before = {k: mpl.rcParams[k] for k in mpl.rcParams if k != 'backend'}  # reading 'backend' loads pyplot\n"
+        "import helpers.plots\n"
+        "assert sys.modules.get('matplotlib.pyplot') is None, 'pyplot imported'\n"
+        "assert sys.modules.get('ipywidgets') is None, 'ipywidgets imported'\n"
+        "changed = [k for k in before if mpl.rcParams[k] != before[k]]\n"
+        "assert not changed, changed\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
