@@ -33,9 +33,10 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab --no-browser --ServerApp.ip=$(HOST) --ServerApp.port=$(PORT) \
 		--ServerApp.root_dir=notebooks $(ROOT_FLAG)
 
+# The notebooks are stored with inline-backend figures; a user's MPLBACKEND would change them.
 test: $(STAMP)
 	$(BIN)/ruff check helpers tests notebooks
-	$(BIN)/python -m pytest -m "not ui" $(NBVAL) tests notebooks
+	env -u MPLBACKEND $(BIN)/python -m pytest -m "not ui" $(NBVAL) tests notebooks
 
 test-ui: $(STAMP)
 	$(BIN)/python -m pytest -m ui tests/ui

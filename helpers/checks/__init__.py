@@ -5,24 +5,53 @@
 the typical wrong ones (unscaled, softmax over the wrong axis, transposed, ...) with
 ``helpers.attention`` and hand them to ``check_array``.
 
-A check prints one verdict and returns True or False; it never raises on a wrong or
-missing answer, so a notebook with unsolved exercises still runs top to bottom.
+A check prints one verdict and returns a ``Verdict``, which is truthy when the answer is
+right and shows nothing more in a notebook (the printed line is the feedback). It never
+raises on a wrong or missing answer, so a notebook with unsolved exercises still runs top
+to bottom. Decorate each public check with ``@exercise_check`` to get that return type.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
-__all__ = ["check_array", "NOT_ANSWERED"]
+__all__ = ["check_array", "exercise_check", "Verdict", "NOT_ANSWERED"]
 
 NOT_ANSWERED = "Not answered yet"
 
 
-def _verdict(ok: bool, name: str, message: str) -> bool:
+class Verdict:
+    """The result of a check: truthy when right; displays nothing (the check already printed)."""
+
+    def __init__(self, ok: object) -> None:
+        self.ok = bool(ok)
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def __repr__(self) -> str:
+        return f"Verdict(ok={self.ok})"
+
+    def _ipython_display_(self) -> None:
+        """Show nothing under a notebook cell: the ✅/❌ line printed by the check is the feedback."""
+
+
+def exercise_check(func: Callable[..., object]) -> Callable[..., Verdict]:
+    """Decorator: make a check return a ``Verdict`` (no stray True/False under the cell)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: object, **kwargs: object) -> Verdict:
+        return Verdict(func(*args, **kwargs))
+
+    return wrapper
+
+
+def _verdict(ok: bool, name: str, message: str) -> Verdict:
     print(f"{'✅' if ok else '❌'} {name}: {message}")
-    return ok
+    return Verdict(ok)
 
 
 def check_array(
@@ -34,7 +63,7 @@ def check_array(
     hint: str = "",
     rtol: float = 1e-6,
     atol: float = 1e-8,
-) -> bool:
+) -> Verdict:
     """Compare ``answer`` with ``expected`` and print what is right or wrong about it.
 
     mistakes maps an explanation (e.g. "these are the unscaled scores: divide by √d_k")

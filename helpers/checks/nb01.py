@@ -1,0 +1,273 @@
+"""Exercise checks for notebook 01, attention without weights: softmax(X Xᵀ/√d) X.
+
+Shapes: ``T`` tokens (rows of X), ``d`` features (columns of X). Each ``check_...`` takes
+the student's answer, computes the right one and the typical wrong ones with
+``helpers.attention``, prints one verdict and returns a ``Verdict`` (truthy when right,
+shows nothing more under the cell); none raises.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from helpers.attention import self_attention, softmax
+from helpers.checks import Verdict, _verdict, check_array, exercise_check
+from helpers.examples import T000_F1_X
+
+__all__ = [
+    "EXERCISE_X",
+    "check_scores",
+    "check_weights",
+    "check_output",
+    "check_text000_weights",
+    "check_most_attended",
+]
+
+EXERCISE_X = np.array(
+    [
+        [1, 0, 1, 0],
+        [2, 1, 2, 0],
+        [0, 1, 0, 2],
+    ]
+)  # (T=3, d=4): small integers, √d = 2, and token 0 attends most to token 1, not to itself
+
+
+def _parts(X: np.ndarray) -> dict[str, np.ndarray]:
+    """The right scores/weights/output for X and the arrays the usual mistakes produce."""
+    X = np.asarray(X, dtype=float)  # (T, d)
+    T, d = X.shape
+    raw = X @ X.T  # (T, d) @ (d, T) -> (T, T) dot product of every pair of tokens
+    scores = raw / math.sqrt(d)  # (T, T)
+    return {
+        "X": X,
+        "raw": raw,
+        "scores": scores,
+        "scores_by_d": raw / d,  # (T, T) divided by d instead of √d
+        "scores_by_sqrt_T": raw / math.sqrt(T),  # (T, T) √(number of tokens) instead of √(features)
+        "weights": softmax(scores, axis=-1),  # (T, T) every row sums to 1
+        "weights_axis0": softmax(scores, axis=0),  # (T, T) every column sums to 1
+        "weights_unscaled": softmax(raw, axis=-1),  # (T, T)
+        "weights_by_d": softmax(raw / d, axis=-1),  # (T, T)
+        "weights_whole": softmax(scores.reshape(-1)).reshape(T, T),  # (T, T) all T² entries sum to 1
+        "weights_no_exp": scores / scores.sum(axis=-1, keepdims=True),  # (T, T) normalised without exp
+        "softmax_of_X": softmax(X / math.sqrt(d), axis=-1),  # (T, d) softmax applied to X itself
+        "output": self_attention(X)[0],  # (T, T) @ (T, d) -> (T, d)
+    }
+
+
+def _shape_verdict(answer: object, name: str, by_shape: dict[tuple, str]) -> Verdict | None:
+    """A verdict for an answer whose shape betrays a known mistake, else None (let check_array judge)."""
+    if answer is None or answer is Ellipsis:
+        return None
+    try:
+        shape = np.shape(np.asarray(answer, dtype=float))
+    except (TypeError, ValueError):
+        return None
+    if shape in by_shape:
+        return _verdict(False, name, f"your array has shape {shape}: {by_shape[shape]}")
+    return None
+
+
+_SCORES_HINT = "Hint: the dot product of every token with every token, divided by √d (d = features)."
+_WEIGHTS_HINT = "Hint: a softmax of the scores along each row (one row per query); each row sums to 1."
+_OUTPUT_HINT = "Hint: output row i mixes the rows of X, using the weights of row i."
+
+
+@exercise_check
+def check_scores(answer: object, X: object = EXERCISE_X) -> Verdict:
+    """Exercise 1: the scaled scores X Xᵀ/√d, shape (T, T)."""
+    p = _parts(X)
+    T, d = p["X"].shape
+    name = "scores"
+    verdict = _shape_verdict(
+        answer,
+        name,
+        {
+            (d, d): f"that is Xᵀ X ({d}×{d}), which compares features with features. "
+            "The scores compare tokens with tokens: X @ X.T, shape (T, T).",
+            (T, d): "that is the shape of X. The scores compare every token with every token: "
+            "X @ X.T has shape (T, T).",
+        }
+        if T != d
+        else {},
+    )
+    if verdict is not None:
+        return verdict
+    return check_array(
+        answer,
+        p["scores"],
+        name=name,
+        hint=_SCORES_HINT,
+        mistakes={
+            f"these are the unscaled scores X Xᵀ: divide by √d = √{d}.": p["raw"],
+            f"you divided by d = {d}; divide by its square root √d = {math.sqrt(d):g}.": p["scores_by_d"],
+            f"you divided by √T = √{T} (the number of tokens); d is the number of features, "
+            f"X.shape[1] = {d}.": p["scores_by_sqrt_T"],
+        },
+    )
+
+
+@exercise_check
+def check_weights(answer: object, X: object = EXERCISE_X) -> Verdict:
+    """Exercise 2: the attention weights softmax(X Xᵀ/√d) over the keys, shape (T, T)."""
+    p = _parts(X)
+    T, d = p["X"].shape
+    name = "weights"
+    by_shape = {}
+    if T != d:
+        by_shape[(T, d)] = (
+            "that is the shape of X. The softmax goes over the scores X Xᵀ/√d (T×T), not over X itself."
+        )
+        by_shape[(d, d)] = "that is the shape of Xᵀ X, which compares features; the scores are X @ X.T."
+    verdict = _shape_verdict(answer, name, by_shape)
+    if verdict is not None:
+        return verdict
+    return check_array(
+        answer,
+        p["weights"],
+        name=name,
+        hint=_WEIGHTS_HINT,
+        mistakes={
+            "each COLUMN of your array sums to 1: the softmax ran over axis 0 (the queries), or you "
+            "transposed the answer. Each ROW (one query) must sum to 1: softmax(scores, axis=-1).": p[
+                "weights_axis0"
+            ],
+            f"this is the softmax of the unscaled scores X Xᵀ: divide them by √d = √{d} first.": p[
+                "weights_unscaled"
+            ],
+            f"the scores were divided by d = {d}; divide by √d = {math.sqrt(d):g}.": p["weights_by_d"],
+            "all entries of your array together sum to 1: the softmax ran over the whole matrix. "
+            "Normalise each row on its own (axis=-1, keepdims=True).": p["weights_whole"],
+            "these are the scores themselves: apply the softmax.": p["scores"],
+            "you divided the scores by their row sums without exponentiating: softmax uses "
+            "exp(scores) (minus the row max), then divides by the row sum.": p["weights_no_exp"],
+        },
+    )
+
+
+@exercise_check
+def check_output(answer: object, X: object = EXERCISE_X) -> Verdict:
+    """Exercise 3: the output softmax(X Xᵀ/√d) X, shape (T, d)."""
+    p = _parts(X)
+    T, d = p["X"].shape
+    name = "output"
+    by_shape = {}
+    if T != d:
+        by_shape[(T, T)] = (
+            "that is the shape of the weights (T×T). The output multiplies them by X: weights @ X, "
+            "shape (T, d). (If you multiplied by X @ X.T, multiply by X itself.)"
+        )
+        by_shape[(d, T)] = (
+            "that is the transpose of the output: tokens are rows, so the output has shape (T, d)."
+        )
+    verdict = _shape_verdict(answer, name, by_shape)
+    if verdict is not None:
+        return verdict
+    X_ = p["X"]
+    return check_array(
+        answer,
+        p["output"],
+        name=name,
+        hint=_OUTPUT_HINT,
+        mistakes={
+            "your weights ran over axis 0 (each column summed to 1), or you used weights.T: "
+            "each query's ROW of weights must sum to 1 (softmax over axis=-1).": p["weights_axis0"] @ X_,
+            f"your weights come from the unscaled scores X Xᵀ: divide by √d = √{d} before the softmax.": p[
+                "weights_unscaled"
+            ]
+            @ X_,
+            f"your scores were divided by d = {d}; divide by √d = {math.sqrt(d):g}.": p["weights_by_d"] @ X_,
+            "you multiplied the scores (before the softmax) by X: apply the softmax first.": p["scores"] @ X_,
+            "this is X unchanged: the output is weights @ X.": X_,
+            "you took the softmax of X itself. The weights are the softmax of the scores X Xᵀ/√d; "
+            "then multiply them by X.": p["softmax_of_X"],
+        },
+    )
+
+
+@exercise_check
+def check_text000_weights(answer: object) -> Verdict:
+    """Exercise 4: text 000's weights for T000_F1_X, softmax written by hand (subtract the row max)."""
+    p = _parts(T000_F1_X)
+    T, d = p["X"].shape
+    name = "text 000 weights"
+    scores = p["scores"]  # (T, T)
+    row_shifted = scores - scores.max(axis=-1, keepdims=True)  # (T, T) every row's max is 0
+    whole = scores - scores.max()  # (T, T) shifted by the largest entry of the whole matrix
+    with np.errstate(under="ignore", invalid="ignore", divide="ignore"):
+        whole_softmax = np.exp(whole) / np.exp(whole).sum()  # (T, T) all T² entries sum to 1
+        global_max_row_sum = np.exp(whole) / np.exp(whole).sum(axis=-1, keepdims=True)  # (T, T) 0/0 = nan
+    verdict = _shape_verdict(
+        answer,
+        name,
+        {(T, d): "that is the shape of X. The softmax goes over the scores X Xᵀ/√d (T×T)."},
+    )
+    if verdict is not None:
+        return verdict
+    if answer is not None and answer is not Ellipsis:
+        try:
+            got = np.asarray(answer, dtype=float)
+        except (TypeError, ValueError):
+            got = None
+        if got is not None and got.shape == (T, T) and np.allclose(got, global_max_row_sum, equal_nan=True):
+            return _verdict(
+                False,
+                name,
+                "your array contains NaN because you subtracted the max of the WHOLE matrix: in every row "
+                "but the one holding that max, all exps underflow to 0 and 0/0 = nan. "
+                "Subtract each row's own max (axis=-1, keepdims=True).",
+            )
+    return check_array(
+        answer,
+        p["weights"],
+        name=name,
+        hint="Hint: subtract each row's max (axis=-1, keepdims=True), exponentiate, divide by the row sum.",
+        mistakes={
+            "each COLUMN of your array sums to 1: the softmax ran over axis 0 (the queries), or you "
+            "transposed the answer. Each ROW must sum to 1.": p["weights_axis0"],
+            "all entries together sum to 1: you normalised over the whole matrix."
+            " Use each row's own max and sum (axis=-1, keepdims=True).": whole_softmax,
+            "you divided the shifted scores by their row sums without exponentiating: apply np.exp "
+            "after subtracting the row max.": row_shifted / row_shifted.sum(axis=-1, keepdims=True),
+        },
+    )
+
+
+@exercise_check
+def check_most_attended(answer: object, X: object = EXERCISE_X) -> Verdict:
+    """Exercise 5: for each query, the index of the key it gives the largest weight, shape (T,)."""
+    p = _parts(X)
+    T = p["X"].shape[0]
+    name = "most attended key"
+    right = np.argmax(p["weights"], axis=-1)  # (T,)
+    if answer is not None and answer is not Ellipsis:
+        try:
+            got = np.asarray(answer, dtype=float)
+        except (TypeError, ValueError):
+            got = None
+        if (
+            got is not None
+            and got.shape == (T,)
+            and np.array_equal(got, np.arange(T))
+            and not np.array_equal(right, np.arange(T))
+        ):
+            return _verdict(
+                False,
+                name,
+                "that says every token attends most to itself. Not always: x_i·x_j can beat x_i·x_i "
+                "when x_j is longer and points in a similar direction. Compare the scores of each row. "
+                "(Taking np.argmax over axis 0, down the columns, can also give this.)",
+            )
+    return check_array(
+        answer,
+        right,
+        name=name,
+        hint="Hint: one key index per query (per row), counting from 0; np.argmax takes an axis.",
+        mistakes={
+            "your indices are one too large: Python counts from 0.": right + 1,
+            "you took the argmax down each column (axis 0): that is the query each key likes most. "
+            "Take it along each row (axis=-1).": np.argmax(p["weights"], axis=0),
+        },
+    )

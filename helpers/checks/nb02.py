@@ -1,0 +1,164 @@
+"""Exercise checks for notebook 02 (query, key, value): softmax((X W_q)(X W_k)ᵀ/√d_k)(X W_v).
+
+The exercises share one small example, ``EX_X`` and ``EX_WQ`` / ``EX_WK`` / ``EX_WV``
+(T = 4 tokens, d_in = 4 features, d_k = d_v = 4, so √d_k = 2). Everything is square
+on purpose: the usual slips (K not transposed, W X instead of X W, X instead of V)
+then still give an array of the right shape, and the check can name the slip.
+
+Each ``check_...`` computes the right answer and the typical wrong ones with
+``helpers.attention``, prints one verdict per array ("✅ ..." or "❌ ...: what is wrong")
+and returns a Verdict (truthy when right). None of them raises on a wrong or missing answer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from helpers.attention import project_qkv, softmax
+from helpers.checks import Verdict, check_array, exercise_check
+
+__all__ = [
+    "EX_X",
+    "EX_WQ",
+    "EX_WK",
+    "EX_WV",
+    "EX_QUERY",
+    "check_qkv",
+    "check_scaled_scores",
+    "check_weights",
+    "check_output_query2",
+]
+
+EX_X = np.array([[1, 0, 1, 0], [0, 1, 1, 0], [1, 1, 0, 1], [0, 0, 1, 1]])  # (T=4, d_in=4)
+EX_WQ = np.array([[1, 0, 1, 0], [0, 1, 0, 1], [1, 1, 0, 0], [0, 0, 1, 1]])  # (d_in=4, d_k=4)
+EX_WK = np.array([[0, 1, 0, 1], [1, 0, 0, 1], [0, 1, 1, 0], [1, 0, 1, 0]])  # (d_in=4, d_k=4)
+EX_WV = np.array([[1, 2, 0, 0], [0, 1, 2, 0], [0, 0, 1, 2], [2, 0, 0, 1]])  # (d_in=4, d_v=4)
+EX_QUERY = 1  # exercise 4 asks for the output of query 2, i.e. row index 1
+
+_ROUNDING = "text 001 rounds softmax([2, 4, 4]) to [0.0, 0.5, 0.5]; keep full precision"
+
+
+def _parts() -> dict:
+    """The exercise's right intermediates and the weights each typical slip produces."""
+    Q, K, V = project_qkv(EX_X, EX_WQ, EX_WK, EX_WV)  # (T, d_k), (T, d_k), (T, d_v)
+    d_k = Q.shape[-1]
+    root = float(np.sqrt(d_k))
+    S = Q @ K.T  # (T, d_k) @ (d_k, T) -> (T, T) unscaled scores
+    scaled = S / root  # (T, T)
+    every = np.exp(scaled - scaled.max())  # (T, T) for one softmax over all T*T entries
+    no_transpose = Q @ K / root  # (T, d_k) @ (T, d_k) -> (T, T); only runs because T == d_k
+    weights = {
+        "right": softmax(scaled, axis=-1),  # (T, T) every row sums to 1
+        "axis0": softmax(scaled, axis=0),  # (T, T) every column sums to 1
+        "unscaled": softmax(S, axis=-1),  # (T, T)
+        "by_dk": softmax(S / d_k, axis=-1),  # (T, T)
+        "no_transpose": softmax(no_transpose, axis=-1),  # (T, T)
+        "whole_matrix": every / every.sum(),  # (T, T) all entries together sum to 1
+    }
+    return {"Q": Q, "K": K, "V": V, "S": S, "d_k": d_k, "root": root, "scaled": scaled,
+            "no_transpose": no_transpose, "weights": weights}
+
+
+def _rounded(right: np.ndarray, decimals: range) -> dict[int, np.ndarray]:
+    """right rounded to each number of decimals that actually changes it."""
+    out = {}
+    for d in decimals:
+        r = np.round(right, d)  # same shape as right
+        if not np.allclose(r, right, rtol=1e-6, atol=1e-8):
+            out[d] = r
+    return out
+
+
+@exercise_check
+def check_qkv(Q: object, K: object, V: object) -> Verdict:
+    """Exercise 1: Q = X W_q, K = X W_k, V = X W_v for EX_X and EX_WQ, EX_WK, EX_WV."""
+    p = _parts()
+    answers = {"Q": Q, "K": K, "V": V}
+    weights = {"Q": ("W_q", EX_WQ), "K": ("W_k", EX_WK), "V": ("W_v", EX_WV)}
+    ok = True
+    for name, answer in answers.items():
+        w_name, W = weights[name]
+        mistakes = {}
+        for other in answers:
+            if other != name:
+                mistakes[f"this is {other} (X {weights[other][0]}): {name} uses {w_name}."] = p[other]
+        mistakes[f"this is {w_name} X: multiply the other way round, X {w_name} (tokens are rows)."] = W @ EX_X
+        mistakes[f"this is X {w_name}ᵀ: use {w_name} as it is, shape (d_in, d_out)."] = EX_X @ W.T
+        mistakes[f"this is X itself: {name} is X projected by {w_name}."] = EX_X
+        ok &= bool(check_array(
+            answer, p[name], name=f"Exercise 1, {name}", mistakes=mistakes, hint=f"tokens are the rows of EX_X: put EX_X on the left of its weight matrix for {name}."
+        ))
+    return bool(ok)
+
+
+@exercise_check
+def check_scaled_scores(answer: object) -> Verdict:
+    """Exercise 2: the scaled scores Q Kᵀ / √d_k, shape (T, T)."""
+    p = _parts()
+    Q, K, S, d_k, root = p["Q"], p["K"], p["S"], p["d_k"], p["root"]
+    formula_1 = EX_X @ EX_X.T / np.sqrt(EX_X.shape[1])  # (T, d_in) @ (d_in, T) -> (T, T)
+    shifted = p["scaled"] - p["scaled"].max(axis=-1, keepdims=True)  # (T, T)
+    mistakes = {
+        f"these are the unscaled scores Q Kᵀ: divide by √d_k = √{d_k} = {root:g}.": S,
+        f"you divided by d_k = {d_k}; divide by its square root √d_k = {root:g}.": S / d_k,
+        f"you multiplied by √d_k; divide by it instead (Q Kᵀ / {root:g}).": S * root,
+        "you used K without transposing it (Q @ K); a query meets the keys through Q @ K.T.": p["no_transpose"],
+        "this is Qᵀ K, a (d_k, d_k) feature-by-feature table; the scores are token by token, Q Kᵀ.": Q.T @ K / root,
+        "this is K Qᵀ: rows must be the queries and columns the keys, Q Kᵀ.": K @ Q.T / root,
+        "this is X Xᵀ / √d (formula 1, no weights): use the projected Q and K.": formula_1,
+        "you subtracted each row's maximum: fine before softmax, but this asks for the scaled scores.": shifted,
+    }
+    hint = "compare every query with every key (Q against the transposed K), then divide by √d_k."
+    return check_array(answer, p["scaled"], name="Exercise 2, scaled scores", mistakes=mistakes, hint=hint)
+
+
+@exercise_check
+def check_weights(answer: object) -> Verdict:
+    """Exercise 3: the attention weights softmax(Q Kᵀ / √d_k) over the keys (last axis), shape (T, T)."""
+    p = _parts()
+    w, d_k, root = p["weights"], p["d_k"], p["root"]
+    mistakes = {
+        "softmax ran over the queries (axis 0): each column sums to 1, but each ROW must (axis=-1).": w["axis0"],
+        f"these weights come from unscaled scores: divide Q Kᵀ by √d_k = {root:g} before softmax.": w["unscaled"],
+        f"you divided the scores by d_k = {d_k}; divide by √d_k = {root:g}.": w["by_dk"],
+        "these come from Q @ K (K not transposed); the scores are Q @ K.T.": w["no_transpose"],
+        "one softmax over all 16 entries: the whole matrix sums to 1, but each row must (axis=-1).": w["whole_matrix"],
+        "these are the scaled scores themselves: apply softmax over the last axis.": p["scaled"],
+    }
+    for d, r in _rounded(w["right"], range(5)).items():
+        places = f"{d} decimal" + ("" if d == 1 else "s")
+        mistakes[f"these are the right weights rounded to {places} ({_ROUNDING})."] = r
+    hint = "apply helpers.softmax to your scaled scores, over the keys (the last axis)."
+    return check_array(answer, w["right"], name="Exercise 3, weights", mistakes=mistakes, hint=hint)
+
+
+@exercise_check
+def check_output_query2(answer: object) -> Verdict:
+    """Exercise 4: the output of query 2 (row index 1), weights[1] @ V, shape (d_v,)."""
+    name = "Exercise 4, output of query 2"
+    p = _parts()
+    w, V, X, i = p["weights"], p["V"], EX_X, EX_QUERY
+    out = {k: wk @ V for k, wk in w.items()}  # each (T, T) @ (T, d_v) -> (T, d_v)
+    right = out["right"]  # (T, d_v)
+    if answer is not None and answer is not Ellipsis:
+        got = np.asarray(answer)
+        if got.shape == right.shape and got.dtype.kind in "iuf" and np.allclose(got, right):
+            print(f"❌ {name}: this is the whole output (all {right.shape[0]} queries); query 2 is its row index 1.")
+            return False
+    mistakes = {
+        "you weighted X instead of V: the output mixes the values, weights[1] @ V.": w["right"][i] @ X,
+        "the weights came from softmax over the queries (axis 0); softmax over the keys (axis=-1).": out["axis0"][i],
+        "the weights came from unscaled scores: divide Q Kᵀ by √d_k before softmax.": out["unscaled"][i],
+        "the scores were divided by d_k; divide by √d_k.": out["by_dk"][i],
+        "the scores came from Q @ K (K not transposed); use Q @ K.T.": out["no_transpose"][i],
+        "this is query 1's output (row index 0); query 2 is row index 1.": right[0],
+        "this is the third query's output (row index 2); query 2 is row index 1 (Python counts from 0).": right[2],
+        "you used column 1 of the weights (what every query gives key 2); use row 1, weights[1].": w["right"][:, i] @ V,
+        "these are query 2's weights, not its output: multiply them by V.": w["right"][i],
+        "this is v_2, token 2's own value; the output mixes all the values, weighted.": V[i],
+        "this is the plain average of the values (equal weights); use the attention weights.": V.mean(axis=0),
+    }
+    for d, r in _rounded(w["right"], range(4)).items():
+        places = f"{d} decimal" + ("" if d == 1 else "s")
+        mistakes[f"the weights were rounded to {places} before multiplying ({_ROUNDING})."] = (r @ V)[i]
+    return check_array(answer, right[i], name=name, mistakes=mistakes, hint="take query 2's row of weights (index 1) and use it to mix the rows of V.")

@@ -1,0 +1,154 @@
+"""Exercise checks of notebook 04 (multi-head attention): split, merge, per-head scale, W_o.
+
+Shapes: T tokens, d_model = h · d_head columns, h heads, d_head columns per head,
+d_out columns after the output projection W_o.
+
+Each check recomputes the right answer with ``helpers.attention`` from the inputs the
+notebook passes in, together with the arrays the typical mistakes produce, and prints
+one verdict (see ``helpers.checks.check_array``). Mistakes whose result has another
+shape than the right answer (e.g. the split without the transpose, (T, h, d_head)) are
+recognised here before the shape comparison, so the student hears which mistake it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from helpers.attention import merge_heads, scaled_dot_product_attention, split_heads
+from helpers.checks import Verdict, check_array, exercise_check
+
+__all__ = ["check_split_heads", "check_merge_heads", "check_head_weights", "check_output_projection"]
+
+
+def _check(answer: object, expected: np.ndarray, *, name: str, mistakes: Mapping[str, np.ndarray], hint: str) -> Verdict:
+    """check_array, after first matching the mistakes whose shape differs from the right answer's."""
+    if answer is not None and answer is not Ellipsis:
+        try:
+            got = np.asarray(answer, dtype=float)
+        except (TypeError, ValueError):
+            got = None
+        if got is not None:
+            for explanation, wrong in mistakes.items():
+                if wrong.shape != expected.shape and got.shape == wrong.shape and np.allclose(got, wrong):
+                    print(f"❌ {name}: {explanation}")
+                    return Verdict(False)
+    same_shape = {k: v for k, v in mistakes.items() if v.shape == expected.shape}
+    return check_array(answer, expected, name=name, mistakes=same_shape, hint=hint)
+
+
+def _as_float(x: object, name: str, ndim: int) -> np.ndarray:
+    arr = np.asarray(x, dtype=float)
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, got shape {arr.shape}")
+    return arr
+
+
+@exercise_check
+def check_split_heads(answer: object, Q: object, n_heads: int) -> Verdict:
+    """Exercise 1: Q (T, d_model) split into n_heads heads -> (h, T, d_head)."""
+    Q = _as_float(Q, "Q", 2)
+    T, d_model = Q.shape
+    h = n_heads
+    d_head = d_model // h
+    expected = split_heads(Q, h)  # (h, T, d_head)
+    if T == h:  # (h, T, d_head) and (T, h, d_head) are then the same reshape: one message for both
+        mistakes = {
+            f"this is Q.reshape({T}, {h}, {d_head}) with no transpose. With T = h = {h} it has the right "
+            "shape, but head i's rows are the pieces of token i: swap the first two axes so that each head "
+            "gets its block of columns from every token.": Q.reshape(T, h, d_head),
+        }
+    else:
+        mistakes = {}
+    mistakes |= {
+        f"this is Q.reshape({h}, {T}, {d_head}): reshaping straight to (h, T, d_head) cuts Q's rows in "
+        "reading order, so one head's rows mix pieces of different tokens. Reshape to (T, h, d_head) "
+        "first, then swap the first two axes.": Q.reshape(h, T, d_head),
+        f"this is Q.reshape({T}, {h}, {d_head}), shape (T, h, d_head): the cut is right but the transpose "
+        "is missing; swap the first two axes so that the heads come first.": Q.reshape(T, h, d_head),
+        "head i got the columns i, i + h, i + 2h, ... (every h-th column). Each head owns a contiguous "
+        "block of d_head columns: head i gets columns i·d_head to (i+1)·d_head - 1.": np.moveaxis(
+            Q.reshape(T, d_head, h), -1, 0
+        ),  # (T, d_head, h) -> (h, T, d_head)
+        "the last two axes are swapped: each head should be (T, d_head), tokens as rows.": np.swapaxes(
+            expected, -1, -2
+        ),  # (h, d_head, T)
+    }
+    hint = f"Reshape Q {Q.shape} to (T, h, d_head) = ({T}, {h}, {d_head}), then swap the first two axes."
+    return _check(answer, expected, name="split into heads", mistakes=mistakes, hint=hint)
+
+
+@exercise_check
+def check_merge_heads(answer: object, heads: object) -> Verdict:
+    """Exercise 2: heads (h, T, d_head) merged back -> (T, h · d_head)."""
+    heads = _as_float(heads, "heads", 3)
+    h, T, d_head = heads.shape
+    expected = merge_heads(heads)  # (T, h * d_head)
+    mistakes = {
+        f"this is heads.reshape({T}, {h * d_head}) without the transpose: it lays head 0's rows side by "
+        "side first, so a row of the result mixes different tokens. Swap heads and tokens back to "
+        "(T, h, d_head) first, then reshape.": heads.reshape(T, h * d_head),
+        "the columns are interleaved (head 0's first column, head 1's first column, ...): the axes were "
+        "put in the order (T, d_head, h). Use (T, h, d_head) so that each head's columns stay one "
+        "block.": np.transpose(heads, (1, 2, 0)).reshape(T, h * d_head),
+        "the heads were stacked below each other (np.concatenate(heads, axis=0)): concatenate along the "
+        "columns, one row per token.": np.concatenate(list(heads), axis=0),  # (h * T, d_head)
+        "the heads were added (heads.sum(axis=0)); merging concatenates them side by side, it does not "
+        "sum them.": heads.sum(axis=0),  # (T, d_head)
+    }
+    hint = f"Swap the first two axes of heads {heads.shape} to (T, h, d_head), then reshape to (T, h·d_head)."
+    return _check(answer, expected, name="merge the heads", mistakes=mistakes, hint=hint)
+
+
+@exercise_check
+def check_head_weights(answer: object, X: object, W_q: object, W_k: object, n_heads: int) -> Verdict:
+    """Exercise 3: the attention weights of every head (h, T, T), scaled by 1/√d_head."""
+    X = _as_float(X, "X", 2)
+    Qh = split_heads(X @ np.asarray(W_q, dtype=float), n_heads)  # (T, d_model) -> (h, T, d_head)
+    Kh = split_heads(X @ np.asarray(W_k, dtype=float), n_heads)  # (T, d_model) -> (h, T, d_head)
+    h, T, d_head = Qh.shape
+    d_model = h * d_head
+
+    def weights(scale: float) -> np.ndarray:
+        return scaled_dot_product_attention(Qh, Kh, Kh, scale=scale)[1]  # (h, T, T)
+
+    expected = weights(1 / np.sqrt(d_head))
+    scores = Qh @ np.swapaxes(Kh, -1, -2) / np.sqrt(d_head)  # (h, T, d_head) @ (h, d_head, T) -> (h, T, T)
+    column_softmax = np.exp(scores - scores.max(axis=-2, keepdims=True))  # (h, T, T)
+    column_softmax /= column_softmax.sum(axis=-2, keepdims=True)  # (h, T, T) columns sum to 1
+    mistakes = {
+        f"these weights are scaled by 1/√d_model = 1/√{d_model}. Each head compares vectors of "
+        f"d_head = {d_head} numbers, so divide by √d_head = √{d_head} (scaling by the model width is a "
+        "known bug of a popular lecture's code).": weights(1 / np.sqrt(d_model)),
+        f"these weights are not scaled: divide the scores by √d_head = √{d_head} before the softmax.": weights(1.0),
+        "the softmax ran over the queries (axis -2), so columns sum to 1; it must run over the keys, the "
+        "last axis, so that every row sums to 1.": column_softmax,
+    }
+    hint = "Split Q = X W_q and K = X W_k into heads, then softmax(Q_i K_iᵀ / √d_head) over the last axis."
+    return _check(answer, expected, name="per-head weights", mistakes=mistakes, hint=hint)
+
+
+@exercise_check
+def check_output_projection(answer: object, heads: object, W_o: object) -> Verdict:
+    """Exercise 4: Σ_i heads[i] @ W_o[block i], which equals concat(heads) @ W_o -> (T, d_out)."""
+    heads = _as_float(heads, "heads", 3)
+    W_o = _as_float(W_o, "W_o", 2)
+    h, T, d_v = heads.shape
+    if W_o.shape[0] != h * d_v:
+        raise ValueError(f"W_o has shape {W_o.shape} but the {h} heads of width {d_v} need {h * d_v} rows")
+    expected = merge_heads(heads) @ W_o  # (T, h * d_v) @ (h * d_v, d_out) -> (T, d_out)
+    blocks = W_o.reshape(h, d_v, -1)  # (h * d_v, d_out) -> (h, d_v, d_out) row block i = W_o[i*d_v:(i+1)*d_v]
+    interleaved = np.stack([W_o[i::h] for i in range(h)])  # (h, d_v, d_out) rows i, i+h, ... (wrong)
+    mistakes = {
+        "this is the mean over the heads; W_o adds the heads' contributions, so sum them (no division "
+        f"by h = {h}).": (heads @ blocks).mean(axis=0),
+        "only head 0 contributes: loop over all heads and add heads[i] @ W_o[block i].": heads[0] @ blocks[0],
+        f"head i met the rows i, i + {h}, i + {2 * h}, ... of W_o; the rows of W_o come in contiguous "
+        f"blocks of d_v = {d_v}, block i = W_o[i*d_v:(i+1)*d_v], in the order of the concatenated "
+        "columns.": (heads @ interleaved).sum(axis=0),
+        "this is the concatenation of the heads without W_o: multiply each head by its block of W_o "
+        "and add.": merge_heads(heads),
+    }
+    hint = f"Cut W_o {W_o.shape} into h = {h} row blocks of d_v = {d_v} rows; add heads[i] @ block i."
+    return _check(answer, expected, name="output projection", mistakes=mistakes, hint=hint)
