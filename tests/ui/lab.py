@@ -1,0 +1,545 @@
+"""Drive the notebooks in a real JupyterLab with headless Chromium (shared by tests, benchmark, screenshots).
+
+Three pieces, each usable on its own:
+
+- ``find_chromium()`` and ``LAUNCH_ARGS``: which browser to start and how (Debian's ``chromium``, as root);
+- ``LabServer``: a JupyterLab on a free loopback port, with a token, its own temporary Jupyter config,
+  runtime, settings and workspace directories, serving a *copy* of ``notebooks/`` (so no
+  ``.ipynb_checkpoints`` and no change ever reaches the committed notebooks); ``stop()`` always ends
+  the server, its kernels and its process group;
+- page helpers (``open_notebook``, ``run_all``, ``problems``, ``explorers``, ``move_slider``, ...) that act
+  as a person would: the menu for "Run All", the keyboard on a slider handle, and the DOM contract of
+  ``helpers/explorers.py`` (``.attn-explorer``, ``.attn-slider``, ``.attn-heatmap``, ``.attn-readout``
+  with a ``data-state`` element) to read what the page shows.
+
+Playwright is imported only inside the functions that need it, so this module imports without a browser.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+# ATTN_UI_NOTEBOOKS points the tests at another notebooks folder (development against a scratch copy).
+NOTEBOOKS = Path(os.environ.get("ATTN_UI_NOTEBOOKS", REPO / "notebooks")).resolve()
+
+INSTALL_HINT = (
+    "no Chromium found for the browser tests: install Debian's browser with "
+    "`apt-get update && apt-get install -y chromium` (or set CHROMIUM_PATH=/path/to/chromium-or-chrome); "
+    "`playwright install chromium` also works where downloads are allowed"
+)
+
+# Flags that work in a root container: without the background-networking/component/sync flags
+# Chromium's own connections are refused here and slow every start.
+LAUNCH_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+
+TIMEOUT_MS = 60_000  # generous: two shared cores, a kernel start and a full notebook run
+
+
+# --------------------------------------------------------------------------- finding things
+
+
+def notebook_paths(root: Path = NOTEBOOKS) -> list[Path]:
+    """Every notebook under ``root`` (solutions included), in sort order, checkpoints excluded."""
+    return sorted(p for p in root.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+
+
+def find_chromium() -> str | None:
+    """Path of a Chromium/Chrome: $CHROMIUM_PATH, then the usual names on PATH, then Playwright's own build."""
+    env = os.environ.get("CHROMIUM_PATH")
+    if env:
+        if Path(env).is_file() and os.access(env, os.X_OK):
+            return env
+        raise FileNotFoundError(f"CHROMIUM_PATH={env!r} is not an executable file")
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        found = shutil.which(name) or (f"/usr/bin/{name}" if Path(f"/usr/bin/{name}").exists() else None)
+        if found:
+            return found
+    try:  # Playwright's bundled browser, if `playwright install chromium` ever ran
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as p:
+            bundled = p.chromium.executable_path
+        if bundled and Path(bundled).is_file():
+            return bundled
+    except Exception:  # noqa: BLE001 - no playwright or no bundled browser: report "none"
+        pass
+    return None
+
+
+def launch_browser(playwright, executable: str | None = None):
+    """Start headless Chromium through Playwright with the flags above."""
+    executable = executable or find_chromium()
+    if executable is None:
+        raise RuntimeError(INSTALL_HINT)
+    return playwright.chromium.launch(executable_path=executable, headless=True, args=LAUNCH_ARGS)
+
+
+# --------------------------------------------------------------------------- the server
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _children(pid: int) -> list[int]:
+    """Direct children of ``pid`` (Linux /proc); the kernels run in sessions of their own."""
+    kids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            kids.append(int(stat.parent.name))
+    return kids
+
+
+_USER_SETTINGS = {
+    # every cell attached to the DOM, so off-screen outputs render and can be checked
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+    # no news/update toasts over the notebook
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    },
+}
+
+_SERVER_CONFIG = """\
+c.LabApp.news_url = None
+c.LabApp.check_for_updates_class = "jupyterlab.handlers.announcements.NeverCheckForUpdate"
+"""
+
+
+class LabServer:
+    """JupyterLab serving a temporary copy of ``notebooks``; use as a context manager or call stop()."""
+
+    def __init__(self, notebooks: Path = NOTEBOOKS, python: str = sys.executable):
+        self.notebooks_src = Path(notebooks)
+        self.python = python
+        self.token = secrets.token_hex(16)
+        self.port = 0
+        self.proc: subprocess.Popen | None = None
+        self.tmp: Path | None = None
+        self.root: Path | None = None
+        self.log_path: Path | None = None
+
+    # -- lifecycle
+    def __enter__(self) -> LabServer:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def start(self, timeout: float = 90.0) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="attn-ui-"))
+        self.root = self.tmp / "root"
+        ignore = shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__")
+        shutil.copytree(self.notebooks_src, self.root / "notebooks", ignore=ignore)
+        images = self.notebooks_src.parent / "images"
+        if images.is_dir():  # notebooks may show ../images/*.png
+            shutil.copytree(images, self.root / "images", ignore=ignore)
+        env = dict(os.environ)
+        env.pop("MPLBACKEND", None)  # the kernel uses the inline backend, as for a person
+        dirs = {
+            "JUPYTER_CONFIG_DIR": "config",
+            "JUPYTER_RUNTIME_DIR": "runtime",
+            "JUPYTER_DATA_DIR": "data",
+            "JUPYTERLAB_SETTINGS_DIR": "lab-settings",
+            "JUPYTERLAB_WORKSPACES_DIR": "lab-workspaces",
+            "IPYTHONDIR": "ipython",
+        }
+        for var, sub in dirs.items():
+            (self.tmp / sub).mkdir()
+            env[var] = str(self.tmp / sub)
+        env["JUPYTER_PLATFORM_DIRS"] = "1"
+        (self.tmp / "config" / "jupyter_server_config.py").write_text(_SERVER_CONFIG)
+        # ATTN_UI_DISABLE_EXTENSIONS=@jupyter-widgets/jupyterlab-manager shows what a missing
+        # jupyterlab_widgets looks like (a check that the tests catch it)
+        disabled = [e for e in os.environ.get("ATTN_UI_DISABLE_EXTENSIONS", "").split(",") if e]
+        if disabled:
+            (self.tmp / "config" / "labconfig").mkdir()
+            page_config = {"disabledExtensions": {e: True for e in disabled}}
+            (self.tmp / "config" / "labconfig" / "page_config.json").write_text(json.dumps(page_config))
+        for rel, value in _USER_SETTINGS.items():
+            path = self.tmp / "lab-settings" / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(value))
+        self.port = _free_port()
+        cmd = [
+            self.python, "-m", "jupyterlab",
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--port={self.port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={self.token}",
+            f"--ServerApp.root_dir={self.root}",
+            "--LabApp.expose_app_in_browser=True",
+        ]  # fmt: skip
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            cmd.append("--allow-root")
+        self.log_path = self.tmp / "jupyterlab.log"
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                cmd, cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        self._wait_ready(timeout)
+
+    def _wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"JupyterLab exited with code {self.proc.returncode}:\n{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(self.api_url("api/status"), timeout=2) as resp:
+                    if resp.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.25)  # polling interval while the server boots, not an assertion
+        raise TimeoutError(f"JupyterLab did not answer /api within {timeout:.0f} s:\n{self.log_tail()}")
+
+    def stop(self) -> None:
+        """Shut down kernels and server; kill whatever is left; remove the temporary directory."""
+        proc, self.proc = self.proc, None
+        if proc is not None and proc.poll() is None:
+            kids = _children(proc.pid)
+            try:  # graceful: the server shuts its kernels down first
+                req = urllib.request.Request(self.api_url("api/shutdown"), method="POST", data=b"")
+                urllib.request.urlopen(req, timeout=5).close()
+            except (urllib.error.URLError, OSError):
+                pass
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                pass
+            for pid in [proc.pid, *kids]:  # the server's group and each kernel's own session
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        if self.tmp is not None and os.environ.get("ATTN_UI_KEEP_TMP") != "1":
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    # -- addresses
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def api_url(self, path: str) -> str:
+        return f"{self.base_url}/{path}?token={self.token}"
+
+    def notebook_url(self, notebook: Path) -> str:
+        """Lab URL of ``notebook`` (a path under the served notebooks folder)."""
+        rel = Path(notebook).resolve().relative_to(self.notebooks_src.resolve())
+        return f"{self.base_url}/lab/tree/notebooks/{rel.as_posix()}?token={self.token}&reset"
+
+    def log_tail(self, n: int = 40) -> str:
+        if self.log_path is None or not self.log_path.exists():
+            return "(no log)"
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
+
+
+@contextmanager
+def lab_and_browser(notebooks: Path = NOTEBOOKS) -> Iterator[tuple[LabServer, object]]:
+    """(server, browser) for scripts; both always closed."""
+    from playwright.sync_api import sync_playwright
+
+    with LabServer(notebooks) as server, sync_playwright() as p:
+        browser = launch_browser(p)
+        try:
+            yield server, browser
+        finally:
+            browser.close()
+
+
+# --------------------------------------------------------------------------- the page
+
+# Prompts: "[ ]:" never run, "[*]:" queued/running, "[3]:" done.
+_JS_RUN_STATE = """() => {
+  const cells = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell')];
+  let running = 0, pending = 0, done = 0;
+  for (const c of cells) {
+    const src = (c.querySelector('.cm-content')?.textContent ?? '').trim();
+    const prompt = (c.querySelector('.jp-InputArea-prompt')?.textContent ?? '').trim();
+    if (prompt.includes('*')) running++;
+    else if (/\\[\\d+\\]/.test(prompt)) done++;
+    else if (src) pending++;
+  }
+  const errors = document.querySelectorAll(
+    '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
+  ).length;
+  const status = window.jupyterapp?.shell?.currentWidget?.sessionContext?.session?.kernel?.status ?? null;
+  return {cells: cells.length, running, pending, done, errors, status};
+}"""
+
+
+_JS_KERNEL = """() => {
+  const w = window.jupyterapp?.shell?.currentWidget;
+  const kernel = w?.sessionContext?.session?.kernel;
+  return kernel ? kernel.status : (w?.sessionContext ? 'no kernel' : 'no notebook');
+}"""
+
+
+def kernel_status(page) -> str:
+    """Status of the current notebook's kernel ('idle', 'busy', 'starting', 'no kernel', ...)."""
+    return page.evaluate(_JS_KERNEL)
+
+
+def open_notebook(page, server: LabServer, notebook: Path) -> None:
+    """Open ``notebook`` in Lab and wait for its kernel to be idle (accepting the kernel dialog if asked)."""
+    page.goto(server.notebook_url(notebook), wait_until="domcontentloaded")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=TIMEOUT_MS)
+    accept = page.locator(".jp-Dialog .jp-mod-accept")
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    status = "?"
+    while time.monotonic() < deadline:  # "Select Kernel" may pop up once the kernelspecs arrive
+        if accept.count():
+            accept.first.click()
+        status = kernel_status(page)
+        if status == "idle" and not accept.count():
+            return
+        page.wait_for_timeout(200)  # poll interval, not an assertion
+    raise TimeoutError(f"kernel of {notebook.name} not idle after {TIMEOUT_MS / 1000:.0f} s: {status}")
+
+
+def _menu(page, menu: str, command: str) -> None:
+    """Click ``menu`` in the menu bar, then the item running ``command``, as a person would."""
+    page.locator(".lm-MenuBar-item", has_text=re.compile(rf"^{menu}$")).click()
+    page.locator(f'.lm-Menu-item[data-command="{command}"]').click()
+
+
+def run_all(page, timeout_ms: int = 4 * TIMEOUT_MS) -> dict:
+    """Clear every output, then Run > Run All Cells; wait until the run has finished or stopped on an error."""
+    _menu(page, "Edit", "editmenu:clear-all")
+    page.wait_for_function(
+        "() => !document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output')",
+        timeout=TIMEOUT_MS,
+    )
+    _menu(page, "Run", "runmenu:run-all")
+    try:
+        page.wait_for_function(
+            f"""() => {{
+              const s = ({_JS_RUN_STATE})();
+              return s.status === 'idle' && s.running === 0 && (s.pending === 0 || s.errors > 0);
+            }}""",
+            timeout=timeout_ms,
+        )
+    except Exception as err:
+        raise TimeoutError(
+            f"Run All did not finish in {timeout_ms / 1000:.0f} s: {page.evaluate(_JS_RUN_STATE)}"
+        ) from err
+    # widget views render asynchronously after the kernel is idle; problems() reports any still loading
+    try:
+        page.wait_for_function(
+            "() => ![...document.querySelectorAll('.jp-OutputArea-output')].some("
+            "o => /Loading widget\\.\\.\\./.test(o.textContent))",
+            timeout=TIMEOUT_MS,
+        )
+    except Exception:  # noqa: BLE001 - reported by problems()
+        pass
+    return page.evaluate(_JS_RUN_STATE)
+
+
+def run_notebook(page, server: LabServer, notebook: Path) -> dict:
+    """Open ``notebook``, clear and run every cell, wait for the heatmaps; returns the final run state."""
+    open_notebook(page, server, notebook)
+    state = run_all(page)
+    wait_heatmaps_loaded(page)
+    return state
+
+
+def new_page(browser, width: int = 1280, height: int = 1000, scale: float = 1):
+    """A page in a fresh browser context (own cookies/storage) with the suite's default timeout."""
+    context = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=scale)
+    context.set_default_timeout(TIMEOUT_MS)
+    return context.new_page()
+
+
+_WIDGET_REPR = re.compile(
+    r"(?<![\w.])(?:\w*Slider|[VH]Box|GridBox|Box|Dropdown|ToggleButtons?|Checkbox|Image|HTML|Button|Play|"
+    r"interactive)\("
+)
+
+_JS_OUTPUTS = """() => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const outs = [...panel.querySelectorAll('.jp-OutputArea-output')];
+  const cells = [...panel.querySelectorAll('.jp-Notebook .jp-Cell')];
+  return outs.map(o => {
+    return {
+      cell: cells.indexOf(o.closest('.jp-Cell')),
+      mime: o.getAttribute('data-mime-type'),
+      text: o.innerText,
+    };
+  });
+}"""
+
+# Every widget-view output of the notebook *model* must be a rendered widget in the DOM.
+_JS_WIDGET_OUTPUTS = """() => {
+  const nb = window.jupyterapp.shell.currentWidget.content;
+  const out = [];
+  nb.widgets.forEach((cell, i) => {
+    if (cell.model.type !== 'code') return;
+    cell.model.outputs.toJSON().forEach((o, j) => {
+      if (!(o.data && o.data['application/vnd.jupyter.widget-view+json'])) return;
+      const node = cell.outputArea.widgets[j]?.node;
+      out.push({cell: i, output: j, rendered: !!node?.querySelector('.jupyter-widgets'),
+                text: (node?.textContent ?? '(no output node)').trim().slice(0, 200)});
+    });
+  });
+  return out;
+}"""
+
+_JS_HEATMAPS = """() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .attn-heatmap')].map(el => {
+  const img = el.tagName === 'IMG' ? el : el.querySelector('img');
+  return img ? {src: (img.src || '').slice(0, 40), complete: img.complete, w: img.naturalWidth} : {missing: true};
+})"""
+
+
+def problems(page) -> list[str]:
+    """What a person would see as broken in the open notebook: errors, unrendered widgets, empty heatmaps."""
+    found = []
+    run = page.evaluate(_JS_RUN_STATE)
+    if run["pending"] or run["running"]:
+        found.append(f"not every code cell ran: {run}")
+    for o in page.evaluate(_JS_OUTPUTS):
+        where = f"cell {o['cell']}"
+        text = o["text"] or ""
+        if o["mime"] == "application/vnd.jupyter.stderr" and re.search(
+            r"Traceback|\w+(Error|Exception)\b", text
+        ):
+            found.append(f"{where}: error output:\n{text[-1500:]}")
+        if "Error displaying widget" in text:
+            found.append(f"{where}: {text.strip()[:300]}")
+        if o["mime"] == "text/plain" and _WIDGET_REPR.search(text):
+            found.append(
+                f"{where}: widget shown as text (is jupyterlab_widgets installed?): {text.strip()[:200]}"
+            )
+        if "Loading widget..." in text:
+            found.append(f"{where}: widget still loading: {text.strip()[:200]}")
+    for w in page.evaluate(_JS_WIDGET_OUTPUTS):
+        if not w["rendered"]:
+            found.append(
+                f"cell {w['cell']}: widget output {w['output']} is not a rendered widget: {w['text']!r}"
+            )
+    for i, h in enumerate(page.evaluate(_JS_HEATMAPS)):
+        if h.get("missing") or not h["complete"] or h["w"] == 0:
+            found.append(f"heatmap {i} not loaded: {h}")
+    return found
+
+
+def wait_heatmaps_loaded(page, timeout_ms: int = TIMEOUT_MS) -> None:
+    """Wait until every .attn-heatmap image has finished loading (or failed: problems() reports it)."""
+    page.wait_for_function(
+        f"() => ({_JS_HEATMAPS})().every(h => h.missing || h.complete)", timeout=timeout_ms
+    )
+
+
+# --------------------------------------------------------------------------- explorers
+
+
+def explorers(page):
+    """Locator of every explorer root in the open notebook."""
+    return page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .attn-explorer")
+
+
+def explorer_kind(explorer) -> str:
+    """The <kind> of an explorer root, from its attn-explorer--<kind> class."""
+    classes = (explorer.get_attribute("class") or "").split()
+    kinds = [c.removeprefix("attn-explorer--") for c in classes if c.startswith("attn-explorer--")]
+    return kinds[0] if kinds else "?"
+
+
+def read_state(explorer) -> dict:
+    """The JSON of the readout's data-state element."""
+    raw = explorer.locator(".attn-readout [data-state]").first.get_attribute("data-state")
+    return json.loads(raw)
+
+
+def readout_tables(explorer) -> list[list[str]]:
+    """The visible cells (<td>, not the row/column labels) of every table in the readout, row by row."""
+    return explorer.locator(".attn-readout table").evaluate_all(
+        "ts => ts.map(t => [...t.querySelectorAll('td')].map(td => td.innerText.trim()))"
+    )
+
+
+def heatmap_srcs(explorer) -> list[str]:
+    return explorer.locator(".attn-heatmap").evaluate_all(
+        "els => els.map(el => (el.tagName === 'IMG' ? el : el.querySelector('img'))?.src ?? '')"
+    )
+
+
+def slider_handles(explorer):
+    """Locator of the noUiSlider handles of every .attn-slider in ``explorer``."""
+    return explorer.locator(".attn-slider .noUi-handle")
+
+
+_MATRIX_SLIDER = re.compile(r"attn-slider--(\w+)-\d+-\d+$")
+
+
+def pick_slider(explorer):
+    """The slider a person would try first: a matrix entry that changes the weights (not W_v, which only
+    changes the output), else the first scalar slider that is not the `head` selector (which changes
+    nothing but which sliders are shown)."""
+    sliders = explorer.locator(".attn-slider")
+    n = sliders.count()
+    if not n:
+        raise AssertionError(f"explorer {explorer_kind(explorer)!r} has no .attn-slider")
+    names = [(sliders.nth(i).get_attribute("class") or "").split() for i in range(n)]
+    for i, classes in enumerate(names):
+        m = next((_MATRIX_SLIDER.match(c) for c in classes if _MATRIX_SLIDER.match(c)), None)
+        if m and m.group(1) != "W_v":
+            return sliders.nth(i)
+    for i, classes in enumerate(names):
+        if "attn-slider--head" not in classes:
+            return sliders.nth(i)
+    return sliders.first
+
+
+def move_slider(handle) -> str:
+    """Focus a slider handle and press one arrow key, as a person would; returns the key pressed.
+
+    ArrowRight unless the handle is at its maximum, then ArrowLeft.
+    """
+    now = float(handle.get_attribute("aria-valuenow"))
+    top = float(handle.get_attribute("aria-valuemax"))
+    key = "ArrowLeft" if now >= top else "ArrowRight"
+    handle.focus()
+    handle.press(key)
+    return key

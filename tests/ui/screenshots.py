@@ -1,0 +1,76 @@
+"""Screenshots of each notebook's main explorer, as JupyterLab shows it, for the README.
+
+Run: ``python tests/ui/screenshots.py [--out images] [NOTEBOOK ...]`` (needs Chromium, see conftest.py).
+For every notebook (default: those under notebooks/, solutions excluded) that has an ``.attn-explorer``,
+it runs all cells in headless Chromium and saves an element screenshot of the output area of its main
+explorer (the one with the most sliders; the first of those) to ``<out>/screenshot-<notebook stem>.png``. Names are stable, so a rerun replaces the files.
+Images wider than ``--max-width`` pixels are scaled down (Pillow, Lanczos) to keep them modest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import lab  # noqa: E402
+
+
+def shoot(page, out: Path, max_width: int) -> tuple[int, int] | None:
+    """Screenshot of the main explorer's output area to ``out``; its (width, height), or None if none."""
+    explorers = lab.explorers(page)
+    if explorers.count() == 0:
+        return None
+    n_sliders = [explorers.nth(k).locator(".attn-slider").count() for k in range(explorers.count())]
+    main = explorers.nth(n_sliders.index(max(n_sliders)))
+    area = main.locator("xpath=ancestor::div[contains(@class, 'jp-OutputArea-output')][1]")
+    target = area if area.count() else main
+    page.mouse.move(0, 0)  # no hover highlight
+    page.evaluate("() => document.activeElement?.blur()")  # no focus ring, no caret
+    # the notebook scrolls inside Lab's panel, under fixed menus: put the area at the top of that panel
+    # (the page is tall enough for the whole area, see main) so nothing overlaps it
+    target.evaluate("el => el.scrollIntoView({block: 'start'})")
+    png = target.screenshot(animations="disabled", caret="hide")
+    from PIL import Image
+
+    img = Image.open(io.BytesIO(png))
+    if img.width > max_width:
+        img = img.resize((max_width, round(img.height * max_width / img.width)), Image.Resampling.LANCZOS)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    img.save(out, optimize=True)
+    return img.size
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("notebooks", nargs="*", type=Path, help="notebooks (default: notebooks/*.ipynb)")
+    ap.add_argument("--out", type=Path, default=lab.REPO / "images", help="output folder (default images/)")
+    ap.add_argument(
+        "--max-width", type=int, default=1000, help="scale wider screenshots down (default 1000 px)"
+    )
+    args = ap.parse_args(argv)
+    notebooks = [p.resolve() for p in args.notebooks] or sorted(lab.NOTEBOOKS.glob("*.ipynb"))
+    if lab.find_chromium() is None:
+        print(lab.INSTALL_HINT, file=sys.stderr)
+        return 2
+    with lab.lab_and_browser() as (server, browser):
+        for nb in notebooks:
+            page = lab.new_page(browser, width=1200, height=2400)
+            try:
+                lab.run_notebook(page, server, nb)
+                found = lab.problems(page)
+                if found:  # the explorer may still be fine: shoot it, warn, and let `pytest tests/ui` judge
+                    print(f"# warning: {nb.name} has problems: {found[0][:300]}", file=sys.stderr)
+                out = args.out / f"screenshot-{nb.stem}.png"
+                size = shoot(page, out, args.max_width)
+                print(f"{nb.name}: no explorer" if size is None else f"{out} {size[0]}x{size[1]}")
+            finally:
+                page.context.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
