@@ -74,7 +74,7 @@ def check_array(
         return _verdict(False, name, f"{NOT_ANSWERED}. {hint}".strip())
     try:
         got = np.asarray(answer, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return _verdict(False, name, f"expected an array of numbers, got {type(answer).__name__}.")
     want = np.asarray(expected, dtype=float)
     if got.shape != want.shape:
