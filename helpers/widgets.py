@@ -634,7 +634,8 @@ class MatrixSliders:
                 value=v.item(), min=lo if not self.integer else int(lo), max=hi if not self.integer else int(hi),
                 step=step, continuous_update=True, description="",
                 tooltip=f"{name}[{i + row_offset}, {j + col_offset}]",
-                layout=W.Layout(width=slider_width, margin="0 2px"), **fmt,
+                layout=W.Layout(width=slider_width, margin="0 2px"),
+                style={"description_width": "0px"}, **fmt,
             )
             s.add_class("attn-slider")
             s.add_class(f"attn-slider--{name}-{i + row_offset}-{j + col_offset}")
@@ -909,7 +910,8 @@ class Explorer:
         bundle = self.widget._repr_mimebundle_()
         if bundle:
             bundle["text/plain"] = (
-                f"[live explorer '{self.kind}': run this notebook in JupyterLab to move its sliders; "
-                "the next cell draws a fixed state]"
+                f"[live explorer '{self.kind}': its sliders appear only in a running JupyterLab; the next cell "
+                "draws a fixed state. Seeing this text inside JupyterLab means widgets do not render there: "
+                "see 00-start-here, 'Check that widgets work'.]"
             )
             display(bundle, raw=True)

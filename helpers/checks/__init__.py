@@ -74,7 +74,9 @@ def check_array(
         return _verdict(False, name, f"{NOT_ANSWERED}. {hint}".strip())
     try:
         got = np.asarray(answer, dtype=float)
-    except (TypeError, ValueError, OverflowError):
+    except OverflowError:
+        return _verdict(False, name, "a number in your answer is too large for a float.")
+    except (TypeError, ValueError):
         return _verdict(False, name, f"expected an array of numbers, got {type(answer).__name__}.")
     want = np.asarray(expected, dtype=float)
     if got.shape != want.shape:
