@@ -63,7 +63,7 @@ def _shape_verdict(answer: object, name: str, by_shape: dict[tuple, str]) -> Ver
         return None
     try:
         shape = np.shape(np.asarray(answer, dtype=float))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # e.g. 10**400 does not fit a float
         return None
     if shape in by_shape:
         return _verdict(False, name, f"your array has shape {shape}: {by_shape[shape]}")
@@ -209,7 +209,7 @@ def check_text000_weights(answer: object) -> Verdict:
     if answer is not None and answer is not Ellipsis:
         try:
             got = np.asarray(answer, dtype=float)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # e.g. 10**400 does not fit a float
             got = None
         if got is not None and got.shape == (T, T) and np.allclose(got, global_max_row_sum, equal_nan=True):
             return _verdict(
@@ -245,7 +245,7 @@ def check_most_attended(answer: object, X: object = EXERCISE_X) -> Verdict:
     if answer is not None and answer is not Ellipsis:
         try:
             got = np.asarray(answer, dtype=float)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # e.g. 10**400 does not fit a float
             got = None
         if (
             got is not None
