@@ -107,7 +107,7 @@ def _show(a: np.ndarray) -> str:
 def check_stable_softmax(func: object) -> Verdict:
     """Call the student's softmax on hard inputs (overflow, underflow, -inf, float16, batches) and diagnose."""
     name = "stable softmax"
-    if func is None:
+    if func is None or func is Ellipsis:
         return _verdict(False, name, f"{NOT_ANSWERED}. {_SOFTMAX_HINT}")
     if not callable(func):
         return _verdict(False, name, f"pass your function itself (e.g. my_softmax), got a {type(func).__name__}.")
@@ -170,17 +170,22 @@ def check_largest_safe_x(answer: object, dtype: object = np.float32) -> Verdict:
         return _verdict(False, name, f"{NOT_ANSWERED}. {hint}")
     try:
         value = float(answer)
+    except OverflowError:  # e.g. the Python int 10**400
+        return _verdict(False, name, f"your number is too large for any float; the answer is a finite x whose exp "
+                        f"is finite. {hint}")
     except (TypeError, ValueError):
         return _verdict(False, name, f"expected one number, got {type(answer).__name__}.")
     if not math.isfinite(value):
         return _verdict(False, name, f"you have {value}; the answer is a finite x whose exp is finite. {hint}")
+    fi = np.finfo(dt)
     with np.errstate(over="ignore", under="ignore"):
         x = dt.type(value)
         exp_x = np.exp(x)
         exp_next = np.exp(np.nextafter(x, dt.type(np.inf)))
     if float(x) == limits.max_finite:
         return _verdict(True, name, f"correct: exp({float(x)!r}) = {float(exp_x):.6g} and the next {dt} up overflows.")
-    steps = abs(int(np.round((float(x) - limits.max_finite) / float(np.spacing(dt.type(limits.max_finite))))))
+    gap = abs(float(x) - limits.max_finite) / float(np.spacing(dt.type(limits.max_finite)))  # in dt steps
+    steps = int(round(gap)) if math.isfinite(gap) else math.inf
     if steps <= 1024:
         as_dt = f"as a {dt} your {value!r} is {float(x)!r}, and " if float(x) != value else ""
         if not np.isfinite(exp_x):
@@ -189,20 +194,24 @@ def check_largest_safe_x(answer: object, dtype: object = np.float32) -> Verdict:
         if np.isfinite(exp_next):
             return _verdict(False, name, f"safe but not the largest: exp({float(x)!r}) is finite, and so is exp of the "
                             f"next {dt} up ({steps} step(s) below the limit). Step up with np.nextafter.")
-    fi = np.finfo(dt)
-    mistakes = {
-        "that is the largest float itself, not the largest x whose exp is finite: take its natural log.": float(fi.max),
-        "np.log10 is the base-10 log; exp needs the natural log np.log.": float(np.log10(np.float64(fi.max))),
-        "that is where exp(x) drops below the smallest normal number (becomes subnormal), not where it overflows.":
-            limits.min_normal,
-        "that is where exp(x) underflows to 0, not where it overflows.": limits.min_nonzero,
-    }
+    underflow = "that is where exp(x) underflows to 0, not where it overflows."
+    mistakes = [
+        ("that is the largest float itself, not the largest x whose exp is finite: take its natural log.", float(fi.max)),
+        ("np.log10 is the base-10 log; exp needs the natural log np.log.", float(np.log10(np.float64(fi.max)))),
+        ("that is where exp(x) drops below the smallest normal number (becomes subnormal), not where it overflows.",
+         limits.min_normal),
+        (underflow, limits.min_nonzero),
+        (underflow, float(np.log(np.float64(fi.smallest_subnormal)))),  # log of the smallest subnormal
+    ]
     for other in (np.float16, np.float32, np.float64):
         if np.dtype(other) != dt:
-            mistakes[f"that is the limit for {np.dtype(other)}, not {dt}."] = exp_limits(other).max_finite
-    for explanation, wrong in mistakes.items():
+            mistakes.append((f"that is the limit for {np.dtype(other)}, not {dt}.", exp_limits(other).max_finite))
+    for explanation, wrong in mistakes:
         if math.isclose(value, wrong, rel_tol=1e-3):
             return _verdict(False, name, explanation)
+    if not math.isfinite(float(x)):
+        return _verdict(False, name, f"you have {value:.6g}, beyond the largest {dt} ({float(fi.max):.4g}); the answer "
+                        f"is a much smaller x whose exp is finite. {hint}")
     return _verdict(False, name, f"you have {value:.6g}; the limit is near {limits.max_finite:.4f}. {hint}")
 
 
