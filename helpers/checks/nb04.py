@@ -27,7 +27,7 @@ def _check(answer: object, expected: np.ndarray, *, name: str, mistakes: Mapping
     if answer is not None and answer is not Ellipsis:
         try:
             got = np.asarray(answer, dtype=float)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # e.g. an int beyond float64: check_array reports it
             got = None
         if got is not None:
             for explanation, wrong in mistakes.items():
