@@ -146,9 +146,10 @@ def softmax(x: object, axis: int = -1) -> np.ndarray:
     work = x.astype(np.float32) if x.dtype == np.float16 else x  # float16 sums lose too much
     m = np.max(work, axis=axis, keepdims=True)  # (..., 1, ...) the row maximum
     if np.isneginf(m).any():
-        where = tuple(int(i) for i in np.argwhere(np.isneginf(m))[0])
+        where = tuple(int(i) for i in np.argwhere(np.isneginf(np.squeeze(m, axis)))[0])
         raise ValueError(
-            f"x has a slice along axis {axis} whose every entry is -inf (at {where}, shape {x.shape}); "
+            f"x has a row along axis {axis} whose every entry is -inf (the row at index {where} of the "
+            f"other axes, shape {x.shape}); "
             "softmax of nothing is undefined (a fully masked row?)"
         )
     with np.errstate(over="ignore", under="ignore"):  # 1e308 - (-1e308) = -inf; exp(-inf) = 0 is exact

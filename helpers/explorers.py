@@ -414,7 +414,7 @@ class OverflowExplorer(Explorer):
         self.naive_map.update(self._naive)
         self.stable_map.update(self._weights)
         m = float(self.controls["magnitude"].value)
-        self.scores_title.set_text(f"scores ×10^{m:.2f}, {self.controls['dtype'].value}")
+        self.scores_title.set_text(f"scores × 10^m, m = {m:.2f}, {self.controls['dtype'].value}")
 
     def state(self) -> dict:
         return {"kind": self.kind,

@@ -147,9 +147,10 @@ def log_softmax(x: object, axis: int = -1) -> np.ndarray:
     axis = _check_axis(axis, x.ndim)
     lse = logsumexp(x, axis=axis, keepdims=True)  # (..., 1, ...)
     if np.isneginf(lse).any():
-        where = tuple(int(i) for i in np.argwhere(np.isneginf(lse))[0])
+        where = tuple(int(i) for i in np.argwhere(np.isneginf(np.squeeze(lse, axis)))[0])
         raise ValueError(
-            f"x has a slice along axis {axis} whose every entry is -inf (at {where}, shape {x.shape}); "
+            f"x has a row along axis {axis} whose every entry is -inf (the row at index {where} of the "
+            f"other axes, shape {x.shape}); "
             "softmax of nothing is undefined (a fully masked row?)"
         )
     return (_working(x) - _working(lse)).astype(x.dtype, copy=False)  # same shape as x

@@ -151,7 +151,7 @@ def test_softmax_float16_huge_range(strict_fp):
         (
             np.array([[0.0, 1.0], [-np.inf, -np.inf]]),
             ValueError,
-            rx("x has a slice", "-inf", "(1, 0)", "shape (2, 2)"),
+            rx("x has a row", "-inf", "index (1,)", "shape (2, 2)"),
         ),
         (np.array([-np.inf]), ValueError, rx("x", "-inf", "shape (1,)")),
         (np.array([1.0, np.nan]), ValueError, rx("x contains NaN", "(1,)", "shape (2,)")),
