@@ -12,7 +12,7 @@ PORT   ?= 8888
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 
-.PHONY: help setup lab test test-ui bench images screenshots clean
+.PHONY: help setup lab test test-ui bench images screenshots notebooks clean
 
 help:
 	@echo "make lab          open the notebooks in JupyterLab on http://$(HOST):$(PORT)/lab"
@@ -20,6 +20,7 @@ help:
 	@echo "make test-ui      browser tests in headless Chromium (needs chromium; see README)"
 	@echo "make bench        per-update latency of the explorers (printed, not asserted)"
 	@echo "make images       regenerate the figures in images/ (make screenshots for the browser ones)"
+	@echo "make notebooks    re-execute every notebook in place, top to bottom in a fresh kernel"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +51,13 @@ images: $(STAMP)
 
 screenshots: $(STAMP)
 	$(BIN)/python tests/ui/screenshots.py
+
+# Notebooks are committed executed. After editing one (or a helper it calls), re-run it here:
+# a fresh kernel per notebook, no widget state (keeps files small), no timing metadata (no noise in diffs).
+notebooks: $(STAMP)
+	cd notebooks && env -u MPLBACKEND ../$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+		--ExecutePreprocessor.store_widget_state=False --ExecutePreprocessor.record_timing=False \
+		--ExecutePreprocessor.timeout=600 *.ipynb solutions/*.ipynb
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache *.egg-info
