@@ -310,7 +310,7 @@ class ScalingExplorer(Explorer):
         self.maps[0].update(self._unscaled)
         self.maps[1].update(self._weights)
         self.titles[0].set_text(f"no scaling (d_k = {d_k})")
-        self.titles[1].set_text(f"scaled by 1/√{d_k} = {1 / math.sqrt(d_k):.3f}")
+        self.titles[1].set_text(f"scaled by 1/√{d_k} = {1 / math.sqrt(d_k):.4g}")
 
     def state(self) -> dict:
         d_k = int(self.controls["d_k"].value)
@@ -414,7 +414,7 @@ class OverflowExplorer(Explorer):
         self.naive_map.update(self._naive)
         self.stable_map.update(self._weights)
         m = float(self.controls["magnitude"].value)
-        self.scores_title.set_text(f"scores × 10^m, m = {m:.2f}, {self.controls['dtype'].value}")
+        self.scores_title.set_text(f"scores × 10^m, m = {m:.2f}, {self.controls['dtype'].value} (own colours)")
 
     def state(self) -> dict:
         return {"kind": self.kind,

@@ -11,29 +11,22 @@ from pathlib import Path
 
 import numpy as np
 
-from helpers.attention import attention_steps, multi_head_attention, project_qkv, xavier_normal
-from helpers.examples import T001_WK, T001_WQ, T001_WV, T001_X, T003_IMAGE, T003_PATCH_SIZE
+from helpers.attention import attention_steps, project_qkv
+from helpers.examples import T001_WK, T001_WQ, T001_WV, T001_X
 
 
 def _figures() -> dict[str, object]:
-    """name -> matplotlib Figure, for every static image in images/."""
-    from helpers.plots import heatmap_grid, plot_head_split, show_image_patches, step_view
+    """name -> matplotlib Figure, for every static image the README shows."""
+    from helpers.plots import plot_head_split, step_view
 
     tokens = ["x1", "x2", "x3"]
     Q, K, V = project_qkv(T001_X, T001_WQ, T001_WK, T001_WV)  # (3, 3) each
     scale = 1 / np.sqrt(Q.shape[-1])
-    figures: dict[str, object] = {
+    return {
         "step-view-text-001.png": step_view(attention_steps(Q, K, V, scale=scale), tokens, scale=scale).fig,
         "head-split-right.png": plot_head_split(6, 2),
         "head-split-wrong.png": plot_head_split(6, 2, wrong=True),
-        "image-patches-text-003.png": show_image_patches(T003_IMAGE, T003_PATCH_SIZE),
     }
-    rng = np.random.default_rng(0)
-    W_q, W_k, W_v = (xavier_normal(4, 4, rng) for _ in range(3))  # (4, 4) each
-    _, weights = multi_head_attention(T001_X, W_q, W_k, W_v, n_heads=2)  # weights (2, 3, 3)
-    fig, _ = heatmap_grid(weights, row_labels=tokens, col_labels=tokens, suptitle="two heads, one 0..1 scale")
-    figures["two-heads.png"] = fig
-    return figures
 
 
 def main(out_dir: str | Path = "images") -> list[Path]:

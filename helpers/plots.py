@@ -614,8 +614,8 @@ def _check_pos_int(value: object, name: str) -> int:
     return int(value)
 
 
-def plot_head_split(d_model: int, n_heads: int, wrong: bool = False, *, T: int = 3) -> Figure:
-    """Which column of X (T, d_model) lands in which head: reshape (T, h, d_k) + transpose, or the wrong (h, T, d_k)."""
+def plot_head_split(d_model: int, n_heads: int, wrong: bool = False, *, T: int = 3, name: str = "X") -> Figure:
+    """Which column of `name` (T, d_model) lands in which head: reshape (T, h, d_head) + transpose, or the wrong (h, T, d_head)."""
     from helpers.attention import split_heads
 
     d_model = _check_pos_int(d_model, "d_model")
@@ -625,6 +625,8 @@ def plot_head_split(d_model: int, n_heads: int, wrong: bool = False, *, T: int =
         raise ValueError(f"d_model {d_model} is not a multiple of n_heads {n_heads}; each head needs d_model / n_heads columns")
     if d_model > 16 or T > 6:
         raise ValueError(f"plot_head_split draws every cell: use d_model <= 16 and T <= 6, got d_model={d_model}, T={T}")
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a string such as 'X' or 'Q', got {type(name).__name__}")
     d_k = d_model // n_heads
     code = np.arange(T * d_model).reshape(T, d_model)  # (T, d_model) cell (t, c) holds t * d_model + c
     if wrong:
@@ -654,15 +656,15 @@ def plot_head_split(d_model: int, n_heads: int, wrong: bool = False, *, T: int =
             spine.set_visible(False)
 
     draw(axes[0], code, palette[owner], [f"t{t}" for t in range(T)], [str(c) for c in range(d_model)],
-         f"X (T={T}, d_model={d_model})")
+         f"{name} (T={T}, d_model={d_model})")
     axes[0].set_xlabel("column c (cell text: token,column)", fontsize=7)
     for h in range(n_heads):
         src_tok = heads[h] // d_model  # (T, d_k) the token each entry came from
         mixed = (src_tok != np.arange(T)[:, None]).any()
         draw(axes[1 + h], heads[h], np.broadcast_to(palette[h], (T, d_k, 4)), [f"r{t}" for t in range(T)],
-             [str(c) for c in range(d_k)], f"head {h}" + (" (mixed!)" if mixed else ""))
-    how = ("wrong: reshape straight to (h, T, d_k): a head's rows mix tokens" if wrong
-           else "right: reshape to (T, h, d_k), then swap T and h: head j gets columns j·d_k … (j+1)·d_k − 1")
+             [str(c) for c in range(d_k)], f"head {h}" + (" (row r ≠ token r!)" if mixed else ""))
+    how = ("wrong: reshape straight to (h, T, d_head): row r of a head is no longer token r" if wrong
+           else "right: reshape to (T, h, d_head), then swap T and h: head j gets columns j·d_head … (j+1)·d_head − 1")
     fig.suptitle(how, fontsize=9)
     return fig
 

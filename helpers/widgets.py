@@ -588,7 +588,7 @@ class MatrixSliders:
         label: str | None = None,
         row_offset: int = 0,
         col_offset: int = 0,
-        slider_width: str = "118px",
+        slider_width: str = "165px",
     ) -> None:
         self.name = _check_name(name)
         if isinstance(matrix, (str, bytes)):

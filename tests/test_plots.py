@@ -254,7 +254,7 @@ def test_plot_head_split_right_heads_keep_tokens_wrong_heads_mix_them():
     assert _cell_texts(right.axes[2])[:3] == ["0,3", "0,4", "0,5"]
     wrong = P.plot_head_split(6, 2, wrong=True)
     assert _cell_texts(wrong.axes[1])[:6] == ["0,0", "0,1", "0,2", "0,3", "0,4", "0,5"]  # token 0 spills into row 1
-    assert "mixed" in wrong.axes[1].get_title() and "mixed" not in right.axes[1].get_title()
+    assert "row r ≠ token r" in wrong.axes[1].get_title() and "≠" not in right.axes[1].get_title()
     with pytest.raises(ValueError, match="d_model 6 is not a multiple of n_heads 4"):
         P.plot_head_split(6, 4)
     with pytest.raises(TypeError, match="n_heads must be an integer"):
