@@ -138,6 +138,16 @@ def _check_axis(axis: object, ndim: int) -> int:
     return int(axis)
 
 
+def _refuse_empty_rows(row_max: np.ndarray, axis: int, shape: tuple) -> None:
+    """Raise if a row's maximum (kept dims) is -inf: every entry of that row is -inf."""
+    if np.isneginf(row_max).any():
+        where = tuple(int(i) for i in np.argwhere(np.isneginf(np.squeeze(row_max, axis)))[0])
+        raise ValueError(
+            f"x has a row along axis {axis} whose every entry is -inf (the row at index {where} of the "
+            f"other axes, shape {shape}); softmax of nothing is undefined (a fully masked row?)"
+        )
+
+
 def softmax(x: object, axis: int = -1) -> np.ndarray:
     """Numerically stable softmax along ``axis``: exp(x - max) / sum(exp(x - max))."""
     x = _as_numeric(x, "x", min_ndim=1, finite="no_pos_inf")
@@ -145,13 +155,7 @@ def softmax(x: object, axis: int = -1) -> np.ndarray:
     out_dtype = x.dtype
     work = x.astype(np.float32) if x.dtype == np.float16 else x  # float16 sums lose too much
     m = np.max(work, axis=axis, keepdims=True)  # (..., 1, ...) the row maximum
-    if np.isneginf(m).any():
-        where = tuple(int(i) for i in np.argwhere(np.isneginf(np.squeeze(m, axis)))[0])
-        raise ValueError(
-            f"x has a row along axis {axis} whose every entry is -inf (the row at index {where} of the "
-            f"other axes, shape {x.shape}); "
-            "softmax of nothing is undefined (a fully masked row?)"
-        )
+    _refuse_empty_rows(m, axis, x.shape)
     with np.errstate(over="ignore", under="ignore"):  # 1e308 - (-1e308) = -inf; exp(-inf) = 0 is exact
         e = np.exp(work - m)  # same shape as x; every exponent <= 0, the largest term is exactly 1
     return (e / np.sum(e, axis=axis, keepdims=True)).astype(out_dtype, copy=False)

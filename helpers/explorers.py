@@ -362,7 +362,7 @@ class OverflowExplorer(Explorer):
                 raise TypeError(f"{name} must be a finite number, got {v!r}")
         if not m_min <= magnitude <= m_max:
             raise ValueError(f"magnitude must lie in [m_min, m_max] = [{m_min}, {m_max}], got {magnitude}")
-        if np.abs(self.pattern).max() * 10.0**m_max > np.finfo(np.float16).max:
+        if m_max > math.log10(np.finfo(np.float16).max / max(float(np.abs(self.pattern).max()), 1e-300)):
             raise ValueError(f"pattern · 10**m_max overflows float16 (max {np.finfo(np.float16).max:.0f}); lower m_max")
         if dtype not in _DTYPES:
             raise ValueError(f"dtype must be one of {list(_DTYPES)}, got {dtype!r}")
@@ -370,7 +370,7 @@ class OverflowExplorer(Explorer):
         self.tokens = _tokens(token_labels, T)
         self.controls = {
             "magnitude": scalar_slider("magnitude", float(magnitude), min=m_min, max=m_max, step=0.05,
-                                       description="m (scores × 10^m)", readout_format=".2f"),
+                                       description="m (scores × 10^m; scores panel on its own colours)", readout_format=".2f"),
             "dtype": mark_control(W.Dropdown(options=list(_DTYPES), value=dtype, description="dtype",
                                              layout=W.Layout(width="180px")), "dtype"),
         }
@@ -414,7 +414,7 @@ class OverflowExplorer(Explorer):
         self.naive_map.update(self._naive)
         self.stable_map.update(self._weights)
         m = float(self.controls["magnitude"].value)
-        self.scores_title.set_text(f"scores × 10^m, m = {m:.2f}, {self.controls['dtype'].value} (own colours)")
+        self.scores_title.set_text(f"scores (m = {m:.2f}, {self.controls['dtype'].value})")
 
     def state(self) -> dict:
         return {"kind": self.kind,
@@ -489,7 +489,10 @@ class MultiheadExplorer(Explorer):
             if m.shape != (d_in, self.d_model):
                 raise ValueError(f"{name} has shape {m.shape} but X has {d_in} features and d_model is {d_model}: "
                                  f"{name} needs shape ({d_in}, {d_model})")
-            self.W[name] = np.clip(m, min, max)
+            if m.min() < min or m.max() > max:
+                raise ValueError(f"{name} has entries from {m.min():.3g} to {m.max():.3g}, outside the slider range "
+                                 f"[{min}, {max}]; pass min= and max= to widen it")
+            self.W[name] = np.clip(m, min, max)  # only the rounded random draws can stray, by less than a step
         self._range = (min, max, step)
         self.tokens = _tokens(token_labels, T)
         self.controls = {
@@ -532,12 +535,20 @@ class MultiheadExplorer(Explorer):
     def _build_sliders(self) -> None:
         lo, hi, step = self._range
         blk = self._block()
-        self.blocks = {}
-        for name in ("W_q", "W_k", "W_v"):
-            ms = MatrixSliders(name, self.W[name][:, blk], min=lo, max=hi, step=step, integer=False,
-                               col_offset=blk.start, label=f"{name}[:, {blk.start}:{blk.stop}] (head {self.head})")
-            ms.observe(self._on_block(name, blk))
-            self.blocks[name] = ms
+        cache = self.__dict__.setdefault("_slider_grids", {})  # (n_heads, head) -> grids: built once, reused
+        key = (self.n_heads, self.head)
+        if key in cache:
+            self.blocks = cache[key]
+            for name, ms in self.blocks.items():  # another head's grid may have changed these columns
+                ms.set_value(self.W[name][:, blk], notify=False)
+        else:
+            self.blocks = {}
+            for name in ("W_q", "W_k", "W_v"):
+                ms = MatrixSliders(name, self.W[name][:, blk], min=lo, max=hi, step=step, integer=False,
+                                   col_offset=blk.start, label=f"{name}[:, {blk.start}:{blk.stop}] (head {self.head})")
+                ms.observe(self._on_block(name, blk))
+                self.blocks[name] = ms
+            cache[key] = self.blocks
         self.slider_box.children = [self.blocks[n].widget for n in ("W_q", "W_k", "W_v")]
 
     def _on_block(self, name: str, blk: slice):

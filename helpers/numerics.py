@@ -14,13 +14,14 @@ Public functions validate their arguments like ``helpers.attention`` does and ra
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from helpers.attention import _as_numeric, _check_axis, naive_softmax, softmax
+from helpers.attention import _as_numeric, _check_axis, _refuse_empty_rows, naive_softmax, softmax
 
 __all__ = [
     "FLOAT_TYPES",
@@ -103,7 +104,7 @@ def exp_limits(dtype: object) -> ExpLimits:
 def float_class(value: float, dtype: object = np.float64) -> str:
     """'normal', 'subnormal', 'zero', 'inf' or 'nan': what ``value`` becomes when stored in ``dtype``."""
     dt = _float_dtype(dtype)
-    if isinstance(value, (str, bytes)) or not np.isscalar(value) and np.ndim(value) != 0:
+    if isinstance(value, (str, bytes, bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
         raise TypeError(f"value must be a single real number, got {value!r}")
     with np.errstate(over="ignore", under="ignore"):
         v = abs(dt.type(value))
@@ -146,13 +147,7 @@ def log_softmax(x: object, axis: int = -1) -> np.ndarray:
     x = _as_numeric(x, "x", min_ndim=1, finite="no_pos_inf")
     axis = _check_axis(axis, x.ndim)
     lse = logsumexp(x, axis=axis, keepdims=True)  # (..., 1, ...)
-    if np.isneginf(lse).any():
-        where = tuple(int(i) for i in np.argwhere(np.isneginf(np.squeeze(lse, axis)))[0])
-        raise ValueError(
-            f"x has a row along axis {axis} whose every entry is -inf (the row at index {where} of the "
-            f"other axes, shape {x.shape}); "
-            "softmax of nothing is undefined (a fully masked row?)"
-        )
+    _refuse_empty_rows(lse, axis, x.shape)
     return (_working(x) - _working(lse)).astype(x.dtype, copy=False)  # same shape as x
 
 
@@ -225,11 +220,14 @@ def score_spread(
         raise ValueError(f"d_k must be a positive integer, got {d_k!r}")
     if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 2:
         raise ValueError(f"T must be an integer >= 2, got {T!r}")
-    if not isinstance(magnitude, (int, float, np.integer, np.floating)) or not float(magnitude) > 0:
-        raise ValueError(f"magnitude must be a number > 0, got {magnitude!r}")
+    if not isinstance(magnitude, (int, float, np.integer, np.floating)) or not math.isfinite(magnitude) or not magnitude > 0:
+        raise ValueError(f"magnitude must be a finite number > 0, got {magnitude!r}")
     Q = magnitude * rng.standard_normal((T, d_k))  # (T, d_k)
     K = magnitude * rng.standard_normal((T, d_k))  # (T, d_k)
-    scores = Q @ K.T  # (T, d_k) @ (d_k, T) -> (T, T)
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = Q @ K.T  # (T, d_k) @ (d_k, T) -> (T, T)
+    if not np.isfinite(scores).all():
+        raise ValueError(f"the scores overflow float64 for magnitude {magnitude:g} and d_k {d_k}; use a smaller magnitude")
     scaled = scores / math.sqrt(d_k)  # (T, T)
     return {
         "std": float(scores.std()),
@@ -298,7 +296,7 @@ def compare_mask_sentinels(
             w = _plain_stable_softmax(np.where(keep, s, stored))  # (T_q, T_k)
             masked = np.where(~keep & partial[..., None], w, 0)  # weights of masked keys in partial rows
             leak = float(np.nanmax(masked)) if partial.any() else math.nan
-            full_row = w[np.argwhere(full)[0][0]].copy() if full.any() else None
+            full_row = w[tuple(np.argwhere(full)[0])].copy() if full.any() else None  # (T_k,) one row
             results.append(SentinelResult(str(dt), float(sentinel), float(stored), leak, full_row))
     return results
 

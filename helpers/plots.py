@@ -166,6 +166,18 @@ def _finite_range(data: np.ndarray) -> tuple[float, float]:
     return lo, hi
 
 
+def _limits(data: np.ndarray, vmin: float | None, vmax: float | None) -> tuple[float, float]:
+    """Colour limits: the fixed ones where given, the data's finite range for the others, never empty."""
+    if vmin is not None and vmax is not None and not float(vmin) < float(vmax):
+        raise ValueError(f"vmin must be smaller than vmax, got vmin={vmin}, vmax={vmax}")
+    lo, hi = _finite_range(data)
+    lo = lo if vmin is None else float(vmin)
+    hi = hi if vmax is None else float(vmax)
+    if lo >= hi:  # every value lies beyond the one fixed limit: keep that limit, open the other side
+        lo, hi = (lo, lo + 1.0) if vmin is not None else (hi - 1.0, hi)
+    return lo, hi
+
+
 def _check_weights_range(data: np.ndarray, name: str) -> None:
     finite = data[np.isfinite(data)]
     if finite.size and (finite.min() < -1e-9 or finite.max() > 1 + 1e-9):
@@ -224,9 +236,7 @@ class Heatmap:
         if kind == "weights":
             vmin, vmax = 0.0, 1.0
         else:
-            lo, hi = _finite_range(matrix)
-            vmin = lo if vmin is None else float(vmin)
-            vmax = hi if vmax is None else float(vmax)
+            vmin, vmax = _limits(matrix, vmin, vmax)
         self.norm = Normalize(vmin=vmin, vmax=vmax)
         self.cmap = mpl.colormaps[CMAP].with_extremes(bad=NAN_COLOR)
         self.im = ax.imshow(
@@ -306,9 +316,7 @@ class Heatmap:
         if self.kind == "weights":
             _check_weights_range(data, "matrix")
         elif self._auto:
-            lo, hi = _finite_range(data)
-            lo = lo if self._fixed[0] is None else self._fixed[0]
-            hi = hi if self._fixed[1] is None else self._fixed[1]
+            lo, hi = _limits(data, *self._fixed)
             if (lo, hi) != (self.norm.vmin, self.norm.vmax):
                 self.im.set_clim(lo, hi)  # norm is shared: set_clim updates self.norm
                 if self.colorbar is not None:

@@ -111,6 +111,19 @@ def _adler32_combine(a1: int, a2: int, len2: int) -> int:
     return sum1 | (sum2 << 16)
 
 
+_POOL = None
+
+
+def _png_pool():
+    """One small thread pool for the whole kernel, created on first use (zlib releases the GIL)."""
+    global _POOL
+    if _POOL is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="attn-png")
+    return _POOL
+
+
 class _PngEncoder:
     """PNG bytes of a canvas buffer, fast, for a figure that changes in places between frames.
 
@@ -127,7 +140,6 @@ class _PngEncoder:
     def __init__(self) -> None:
         self._shape = None
         self._bands: list = []  # per band: (filtered bytes, deflated bytes, adler32)
-        self._pool = None
 
     def encode(self, rgba: np.ndarray) -> bytes:
         H, Wd, _ = rgba.shape
@@ -146,12 +158,8 @@ class _PngEncoder:
             if old is None or not np.array_equal(old[0], band):
                 todo.append((k, band.copy()))
         if len(todo) > 4:
-            if self._pool is None:
-                from concurrent.futures import ThreadPoolExecutor
-
-                self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="attn-png")
             half = len(todo) // 2
-            parts = list(self._pool.map(self._deflate_many, (todo[:half], todo[half:])))
+            parts = list(_png_pool().map(self._deflate_many, (todo[:half], todo[half:])))
             done = parts[0] + parts[1]
         else:
             done = self._deflate_many(todo)

@@ -73,6 +73,8 @@ def check_array(
     if answer is None or answer is Ellipsis:
         return _verdict(False, name, f"{NOT_ANSWERED}. {hint}".strip())
     try:
+        if np.iscomplexobj(answer):
+            return _verdict(False, name, "your answer holds complex numbers; attention works with real numbers.")
         got = np.asarray(answer, dtype=float)
     except OverflowError:
         return _verdict(False, name, "a number in your answer is too large for a float.")
