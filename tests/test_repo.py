@@ -36,7 +36,7 @@ def _conda_requirements() -> dict[str, str]:
         if line.startswith("dependencies:"):
             in_deps = True
             continue
-        m = re.match(r"^  - ([^\s#:]+)\s*$", line) if in_deps else None
+        m = re.match(r"^  - ([^\s#:]+)\s*$", line) or re.match(r"^      - ([A-Za-z][^\s#]*)\s*$", line) if in_deps else None
         if m:
             name, bound = _requirement(m.group(1))
             if name not in {"python", "pip"}:

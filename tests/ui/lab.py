@@ -80,6 +80,10 @@ def find_chromium() -> str | None:
         found = shutil.which(name) or (f"/usr/bin/{name}" if Path(f"/usr/bin/{name}").exists() else None)
         if found:
             return found
+    for app in ("Chromium", "Google Chrome"):  # macOS installs them as apps, not on PATH
+        path = Path(f"/Applications/{app}.app/Contents/MacOS/{app}")
+        if path.is_file():
+            return str(path)
     try:  # Playwright's bundled browser, if `playwright install chromium` ever ran
         from playwright.sync_api import sync_playwright
 
