@@ -31,7 +31,7 @@ EXERCISE_X = np.array(
         [2, 1, 2, 0],
         [0, 1, 0, 2],
     ]
-)  # (T=3, d=4): small integers, √d = 2, and token 0 attends most to token 1, not to itself
+)  # (T=3, d=4): small integers, √d = 2, and x1 (row 0) attends most to x2 (row 1), not to itself
 
 
 def _parts(X: np.ndarray) -> dict[str, np.ndarray]:
@@ -70,9 +70,9 @@ def _shape_verdict(answer: object, name: str, by_shape: dict[tuple, str]) -> Ver
     return None
 
 
-_SCORES_HINT = "Hint: the dot product of every token with every token, divided by √d (d = features)."
-_WEIGHTS_HINT = "Hint: a softmax of the scores along each row (one row per query); each row sums to 1."
-_OUTPUT_HINT = "Hint: output row i mixes the rows of X, using the weights of row i."
+_SCORES_HINT = "Hint: which product of X with itself compares tokens (rows) with tokens? And what is d here?"
+_WEIGHTS_HINT = "Hint: which axis of the scores holds the keys? Each query's weights must add up to 1."
+_OUTPUT_HINT = "Hint: each output row is a weighted average of the rows of X; which matrix product does that for all rows?"
 
 
 @exercise_check
@@ -223,7 +223,8 @@ def check_text000_weights(answer: object) -> Verdict:
         answer,
         p["weights"],
         name=name,
-        hint="Hint: subtract each row's max (axis=-1, keepdims=True), exponentiate, divide by the row sum.",
+        hint="Hint: a softmax row is unchanged if you subtract the same number from all its scores; "
+        "which number keeps every exponent ≤ 0?",
         mistakes={
             "each COLUMN of your array sums to 1: the softmax ran over axis 0 (the queries), or you "
             "transposed the answer. Each ROW must sum to 1.": p["weights_axis0"],
@@ -264,7 +265,7 @@ def check_most_attended(answer: object, X: object = EXERCISE_X) -> Verdict:
         answer,
         right,
         name=name,
-        hint="Hint: one key index per query (per row), counting from 0; np.argmax takes an axis.",
+        hint="Hint: one key index per query, counting from 0. Along which axis do one query's keys lie?",
         mistakes={
             "your indices are one too large: Python counts from 0.": right + 1,
             "you took the argmax down each column (axis 0): that is the query each key likes most. "

@@ -85,9 +85,8 @@ def check_qkv(Q: object, K: object, V: object) -> Verdict:
         mistakes[f"this is {w_name} X: multiply the other way round, X {w_name} (tokens are rows)."] = W @ EX_X
         mistakes[f"this is X {w_name}ᵀ: use {w_name} as it is, shape (d_in, d_out)."] = EX_X @ W.T
         mistakes[f"this is X itself: {name} is X projected by {w_name}."] = EX_X
-        ok &= bool(check_array(
-            answer, p[name], name=f"Exercise 1, {name}", mistakes=mistakes, hint=f"tokens are the rows of EX_X: put EX_X on the left of its weight matrix for {name}."
-        ))
+        hint = f"Hint: tokens are the rows of EX_X. Which weight matrix makes {name}, and on which side of it does EX_X go?"
+        ok &= bool(check_array(answer, p[name], name=f"Exercise 1, {name}", mistakes=mistakes, hint=hint))
     return bool(ok)
 
 
@@ -108,7 +107,7 @@ def check_scaled_scores(answer: object) -> Verdict:
         "this is X Xᵀ / √d (formula 1, no weights): use the projected Q and K.": formula_1,
         "you subtracted each row's maximum: fine before softmax, but this asks for the scaled scores.": shifted,
     }
-    hint = "compare every query with every key (Q against the transposed K), then divide by √d_k."
+    hint = "Hint: the result has one row per query and one column per key. What is d_k here?"
     return check_array(answer, p["scaled"], name="Exercise 2, scaled scores", mistakes=mistakes, hint=hint)
 
 
@@ -128,7 +127,7 @@ def check_weights(answer: object) -> Verdict:
     for d, r in _rounded(w["right"], range(5)).items():
         places = f"{d} decimal" + ("" if d == 1 else "s")
         mistakes[f"these are the right weights rounded to {places} ({_ROUNDING})."] = r
-    hint = "apply helpers.softmax to your scaled scores, over the keys (the last axis)."
+    hint = "Hint: which axis of your scores runs over the keys?"
     return check_array(answer, w["right"], name="Exercise 3, weights", mistakes=mistakes, hint=hint)
 
 
@@ -164,4 +163,5 @@ def check_output_query2(answer: object) -> Verdict:
     for d, r in _rounded(w["right"], range(4)).items():
         places = f"{d} decimal" + ("" if d == 1 else "s")
         mistakes[f"the weights were rounded to {places} before multiplying ({_ROUNDING})."] = (r @ V)[i]
-    return check_array(answer, right[i], name=name, mistakes=mistakes, hint="take query 2's row of weights (index 1) and use it to mix the rows of V.")
+    hint = "Hint: which row of your weights belongs to query 2 (Python counts from 0), and what does it mix?"
+    return check_array(answer, right[i], name=name, mistakes=mistakes, hint=hint)

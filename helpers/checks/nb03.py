@@ -82,7 +82,8 @@ _MISTAKES: list[tuple[str, Callable[[np.ndarray], np.ndarray]]] = [
 ]
 
 _SOFTMAX_HINT = (
-    "Hint: e = np.exp(x - np.max(x, axis=-1, keepdims=True)), then divide e by its sum over the same axis."
+    "Hint: section 3 shows that subtracting a constant from a row leaves its softmax unchanged. "
+    "Which constant, taken per row, keeps every exponent <= 0?"
 )
 
 
@@ -163,8 +164,8 @@ def check_largest_safe_x(answer: object, dtype: object = np.float32) -> Verdict:
     dt = np.dtype(dtype)
     name = f"largest safe x for {dt}"
     hint = (
-        f"Hint: start from np.log(np.finfo(np.{dt}).max), make it a np.{dt}, and step with np.nextafter "
-        "until np.exp(x) is finite and np.exp of the next float up is inf."
+        f"Hint: for which x is exp(x) exactly the largest {dt}? Rounded to a {dt}, that x can land a step off: "
+        "test it and its neighbours, as section 2 checks its table."
     )
     if answer is None or answer is Ellipsis:
         return _verdict(False, name, f"{NOT_ANSWERED}. {hint}")
@@ -237,5 +238,5 @@ def check_logsumexp(answer: object) -> Verdict:
             "this is the logsumexp of the scores [2, 4, 4] before the factor 250: use LSE_ROW.":
                 logsumexp(examples.T001_SCORES_QUERY1),
         },
-        hint="Hint: m = row.max(); answer = m + np.log(np.sum(np.exp(row - m))).",
+        hint="Hint: which factor e^c can you take out of the sum so that no exponent is positive? (section 3, log-sum-exp)",
     )
