@@ -75,7 +75,8 @@ def check_split_heads(answer: object, Q: object, n_heads: int) -> Verdict:
             expected, -1, -2
         ),  # (h, d_head, T)
     }
-    hint = f"Reshape Q {Q.shape} to (T, h, d_head) = ({T}, {h}, {d_head}), then swap the first two axes."
+    hint = ("Hint: a reshape only re-cuts the rows in reading order. Which shape keeps each token's "
+            "numbers together, and which axis must then move to the front?")
     return _check(answer, expected, name="split into heads", mistakes=mistakes, hint=hint)
 
 
@@ -97,7 +98,7 @@ def check_merge_heads(answer: object, heads: object) -> Verdict:
         "the heads were added (heads.sum(axis=0)); merging concatenates them side by side, it does not "
         "sum them.": heads.sum(axis=0),  # (T, d_head)
     }
-    hint = f"Swap the first two axes of heads {heads.shape} to (T, h, d_head), then reshape to (T, h·d_head)."
+    hint = "Hint: undo the split in reverse order. Which two axes must trade places before the reshape?"
     return _check(answer, expected, name="merge the heads", mistakes=mistakes, hint=hint)
 
 
@@ -125,7 +126,8 @@ def check_head_weights(answer: object, X: object, W_q: object, W_k: object, n_he
         "the softmax ran over the queries (axis -2), so columns sum to 1; it must run over the keys, the "
         "last axis, so that every row sums to 1.": column_softmax,
     }
-    hint = "Split Q = X W_q and K = X W_k into heads, then softmax(Q_i K_iᵀ / √d_head) over the last axis."
+    hint = ("Hint: a head only ever sees its own block of columns. How wide are the vectors it compares, "
+            "and along which axis do one query's weights run?")
     return _check(answer, expected, name="per-head weights", mistakes=mistakes, hint=hint)
 
 
@@ -134,21 +136,21 @@ def check_output_projection(answer: object, heads: object, W_o: object) -> Verdi
     """Exercise 4: Σ_i heads[i] @ W_o[block i], which equals concat(heads) @ W_o -> (T, d_out)."""
     heads = _as_float(heads, "heads", 3)
     W_o = _as_float(W_o, "W_o", 2)
-    h, T, d_v = heads.shape
-    if W_o.shape[0] != h * d_v:
-        raise ValueError(f"W_o has shape {W_o.shape} but the {h} heads of width {d_v} need {h * d_v} rows")
-    expected = merge_heads(heads) @ W_o  # (T, h * d_v) @ (h * d_v, d_out) -> (T, d_out)
-    blocks = W_o.reshape(h, d_v, -1)  # (h * d_v, d_out) -> (h, d_v, d_out) row block i = W_o[i*d_v:(i+1)*d_v]
-    interleaved = np.stack([W_o[i::h] for i in range(h)])  # (h, d_v, d_out) rows i, i+h, ... (wrong)
+    h, T, d_head = heads.shape
+    if W_o.shape[0] != h * d_head:
+        raise ValueError(f"W_o has shape {W_o.shape} but the {h} heads of width {d_head} need {h * d_head} rows")
+    expected = merge_heads(heads) @ W_o  # (T, h * d_head) @ (h * d_head, d_out) -> (T, d_out)
+    blocks = W_o.reshape(h, d_head, -1)  # (h * d_head, d_out) -> (h, d_head, d_out) row block i = W_o[i*d_head:(i+1)*d_head]
+    interleaved = np.stack([W_o[i::h] for i in range(h)])  # (h, d_head, d_out) rows i, i+h, ... (wrong)
     mistakes = {
         "this is the mean over the heads; W_o adds the heads' contributions, so sum them (no division "
         f"by h = {h}).": (heads @ blocks).mean(axis=0),
         "only head 0 contributes: loop over all heads and add heads[i] @ W_o[block i].": heads[0] @ blocks[0],
         f"head i met the rows i, i + {h}, i + {2 * h}, ... of W_o; the rows of W_o come in contiguous "
-        f"blocks of d_v = {d_v}, block i = W_o[i*d_v:(i+1)*d_v], in the order of the concatenated "
+        f"blocks of d_head = {d_head}, block i = W_o[i*d_head:(i+1)*d_head], in the order of the concatenated "
         "columns.": (heads @ interleaved).sum(axis=0),
         "this is the concatenation of the heads without W_o: multiply each head by its block of W_o "
         "and add.": merge_heads(heads),
     }
-    hint = f"Cut W_o {W_o.shape} into h = {h} row blocks of d_v = {d_v} rows; add heads[i] @ block i."
+    hint = "Hint: in concat(heads) · W_o, which rows of W_o ever meet head i's columns?"
     return _check(answer, expected, name="output projection", mistakes=mistakes, hint=hint)
