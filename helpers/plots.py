@@ -25,12 +25,17 @@ import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import matplotlib as mpl
 import numpy as np
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure, SubFigure
 from matplotlib.patches import Rectangle
+
+if TYPE_CHECKING:  # for the annotations only
+    from matplotlib.axes import Axes
+    from matplotlib.text import Text
 
 __all__ = [
     "CMAP",
@@ -208,14 +213,14 @@ class Heatmap:
 
     def __init__(
         self,
-        ax,
+        ax: Axes,
         matrix: np.ndarray,
         *,
         row_labels: list[str],
         col_labels: list[str],
         title: str | None,
         kind: str,
-        fmt,
+        fmt: str | Callable[[float], str] | None,
         vmin: float | None,
         vmax: float | None,
         colorbar: bool,
@@ -331,7 +336,7 @@ class Heatmap:
 
 def heatmap(
     matrix: object,
-    ax=None,
+    ax: Axes | None = None,
     *,
     row_labels: Sequence[str] | None = None,
     col_labels: Sequence[str] | None = None,
@@ -533,7 +538,9 @@ def step_view_size(T: int, d_v: int, *, one_row: bool | None = None) -> tuple[fl
 class StepView:
     """Handle returned by ``step_view``: one ``Heatmap`` per step in ``handles`` (keyed as STEP_KEYS)."""
 
-    def __init__(self, fig, handles: dict[str, Heatmap], shapes: dict, scale_title) -> None:
+    def __init__(
+        self, fig: Figure | SubFigure, handles: dict[str, Heatmap], shapes: dict, scale_title: Text
+    ) -> None:
         self.fig = fig
         self.handles = handles
         self._shapes = shapes
@@ -546,6 +553,7 @@ class StepView:
 
     @property
     def needs_full_draw(self) -> bool:
+        """True when a panel's colour bar moved and a blitting caller must redraw everything."""
         return any(h.needs_full_draw for h in self.handles.values())
 
     def update(self, steps: Mapping[str, object], scale: float | None = None) -> None:
@@ -670,7 +678,7 @@ def plot_head_split(d_model: int, n_heads: int, wrong: bool = False, *, T: int =
         src_tok = heads[h] // d_model  # (T, d_k) the token each entry came from
         mixed = (src_tok != np.arange(T)[:, None]).any()
         draw(axes[1 + h], heads[h], np.broadcast_to(palette[h], (T, d_k, 4)), [f"r{t}" for t in range(T)],
-             [str(c) for c in range(d_k)], f"head {h}" + (" (row r ≠ token r!)" if mixed else ""))
+             [str(c) for c in range(d_k)], f"head {h}" + ("\n(row r ≠ token r!)" if mixed else ""))
     how = ("wrong: reshape straight to (h, T, d_head): row r of a head is no longer token r" if wrong
            else "right: reshape to (T, h, d_head), then swap T and h: head j gets columns j·d_head … (j+1)·d_head − 1")
     fig.suptitle(how, fontsize=9)
