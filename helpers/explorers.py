@@ -17,6 +17,7 @@ import builtins
 import math
 import numbers
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import ipywidgets as W
 import numpy as np
@@ -41,6 +42,9 @@ from helpers.widgets import (
     matrix_table,
     scalar_slider,
 )
+
+if TYPE_CHECKING:  # for the annotations only
+    from matplotlib.figure import Figure
 
 __all__ = [
     "no_weights_explorer",
@@ -123,7 +127,7 @@ class _StepExplorer(Explorer):
         self.live = [self.steps_live, self.weights_live]
 
     @property
-    def figures(self) -> list:
+    def figures(self) -> list[Figure]:
         """[step view figure, weights heatmap figure]."""
         return [lf.fig for lf in self.live]
 
@@ -140,7 +144,10 @@ class NoWeightsExplorer(_StepExplorer):
 
     kind = "no-weights"
 
-    def __init__(self, X: object, token_labels=None, *, scaled: bool = True, min=None, max=None, step=None) -> None:
+    def __init__(
+        self, X: object, token_labels: Sequence[str] | None = None, *, scaled: bool = True,
+        min: float | None = None, max: float | None = None, step: float | None = None,
+    ) -> None:
         super().__init__()
         X = _matrix(X, "X")
         self.tokens = _tokens(token_labels, X.shape[0])
@@ -167,6 +174,7 @@ class NoWeightsExplorer(_StepExplorer):
         self.weights_map.update(steps["weights"])
 
     def state(self) -> dict:
+        """The readout's data-state: kind, inputs (X, scale, scaled), weights, output."""
         X = self.controls["X"].value
         return {"kind": self.kind, "inputs": {"X": X, "scale": self._scale(), "scaled": self.controls["scale"].value},
                 "weights": self._weights, "output": self._output}
@@ -196,7 +204,10 @@ class QKVExplorer(_StepExplorer):
 
     kind = "qkv"
 
-    def __init__(self, X, W_q, W_k, W_v, token_labels=None, *, scaled=True, min=None, max=None, step=None) -> None:
+    def __init__(
+        self, X: object, W_q: object, W_k: object, W_v: object, token_labels: Sequence[str] | None = None, *,
+        scaled: bool = True, min: float | None = None, max: float | None = None, step: float | None = None,
+    ) -> None:
         super().__init__()
         self.X = _matrix(X, "X").astype(float)  # (T, d_in)
         Ws = {"W_q": _matrix(W_q, "W_q"), "W_k": _matrix(W_k, "W_k"), "W_v": _matrix(W_v, "W_v")}
@@ -230,6 +241,7 @@ class QKVExplorer(_StepExplorer):
         self.weights_map.update(steps["weights"])
 
     def state(self) -> dict:
+        """The readout's data-state: kind, inputs (X, W_q, W_k, W_v, scale, scaled), weights, output."""
         W_q, W_k, W_v = self._Ws()
         inputs = {"X": self.X, "W_q": W_q, "W_k": W_k, "W_v": W_v, "scale": self._scale(),
                   "scaled": self.controls["scale"].value}
@@ -297,7 +309,8 @@ class ScalingExplorer(Explorer):
                                                           layout=W.Layout(flex_flow="row wrap"))]))
 
     @property
-    def figures(self) -> list:
+    def figures(self) -> list[Figure]:
+        """[one figure: the unscaled and the scaled weights side by side]."""
         return [self.figure]
 
     def _compute(self) -> None:
@@ -313,6 +326,7 @@ class ScalingExplorer(Explorer):
         self.titles[1].set_text(f"scaled by 1/√{d_k} = {1 / math.sqrt(d_k):.4g}")
 
     def state(self) -> dict:
+        """The readout's data-state: kind, inputs (d_k, seed, Q, K), weights (scaled), weights_unscaled, variance."""
         d_k = int(self.controls["d_k"].value)
         var = float(self._var[d_k - 1])
         return {"kind": self.kind,
@@ -351,8 +365,8 @@ class OverflowExplorer(Explorer):
 
     kind = "overflow"
 
-    def __init__(self, pattern=None, *, magnitude: float = 0.0, dtype: str = "float64",
-                 m_min: float = -1.0, m_max: float = 3.0, token_labels=None) -> None:
+    def __init__(self, pattern: object = None, *, magnitude: float = 0.0, dtype: str = "float64",
+                 m_min: float = -1.0, m_max: float = 3.0, token_labels: Sequence[str] | None = None) -> None:
         super().__init__()
         self.pattern = _matrix(OVERFLOW_PATTERN if pattern is None else pattern, "pattern").astype(float)
         if self.pattern.shape[0] != self.pattern.shape[1]:
@@ -395,7 +409,8 @@ class OverflowExplorer(Explorer):
                              self.readout]))
 
     @property
-    def figures(self) -> list:
+    def figures(self) -> list[Figure]:
+        """[one figure: scores, naive softmax and stable softmax side by side]."""
         return [self.figure]
 
     def _scores(self) -> np.ndarray:
@@ -417,6 +432,7 @@ class OverflowExplorer(Explorer):
         self.scores_title.set_text(f"scores (m = {m:.2f}, {self.controls['dtype'].value})")
 
     def state(self) -> dict:
+        """The readout's data-state: kind, inputs (pattern, magnitude, dtype, scores), weights, naive_weights."""
         return {"kind": self.kind,
                 "inputs": {"pattern": self.pattern, "magnitude": float(self.controls["magnitude"].value),
                            "dtype": self.controls["dtype"].value, "scores": self._scores_now},
@@ -465,8 +481,9 @@ class MultiheadExplorer(Explorer):
 
     kind = "multihead"
 
-    def __init__(self, X, d_model: int, *, W_q=None, W_k=None, W_v=None, seed: int = 0, n_heads: int | None = None,
-                 head: int = 0, token_labels=None, min: float = -2.0, max: float = 2.0, step: float = 0.05) -> None:
+    def __init__(self, X: object, d_model: int, *, W_q: object = None, W_k: object = None, W_v: object = None,
+                 seed: int = 0, n_heads: int | None = None, head: int = 0, token_labels: Sequence[str] | None = None,
+                 min: float = -2.0, max: float = 2.0, step: float = 0.05) -> None:
         super().__init__()
         self.X = _matrix(X, "X").astype(float)  # (T, d_in)
         if isinstance(d_model, bool) or not isinstance(d_model, numbers.Integral) or d_model < 1:
@@ -522,10 +539,12 @@ class MultiheadExplorer(Explorer):
     # heads and sliders ------------------------------------------------------
     @property
     def n_heads(self) -> int:
+        """The number of heads chosen (a divisor of d_model)."""
         return int(self.controls["heads"].value)
 
     @property
     def head(self) -> int:
+        """The head whose column blocks of W_q, W_k, W_v the sliders show."""
         return int(self.controls["head"].value)
 
     def _block(self) -> slice:
@@ -602,10 +621,12 @@ class MultiheadExplorer(Explorer):
             titles[k].set_fontweight("bold" if k == self.head else "normal")
 
     @property
-    def figures(self) -> list:
+    def figures(self) -> list[Figure]:
+        """[one figure: the grid of per-head weights for the current number of heads]."""
         return [self.figure]
 
     def state(self) -> dict:
+        """The readout's data-state: kind, inputs (X, W_q, W_k, W_v, n_heads, head), weights (h, T, T), output."""
         return {"kind": self.kind,
                 "inputs": {"X": self.X, "W_q": self.W["W_q"], "W_k": self.W["W_k"], "W_v": self.W["W_v"],
                            "n_heads": self.n_heads, "head": self.head},
@@ -617,6 +638,7 @@ class MultiheadExplorer(Explorer):
         return _tables(*heads, ("output (heads concatenated)", st["output"], self.tokens, cols))
 
     def settable(self) -> list[str]:
+        """The names ``set`` accepts."""
         return ["n_heads", "head", "W_q", "W_k", "W_v"]
 
     def _apply(self, key: str, value: object) -> None:
@@ -669,7 +691,8 @@ class WidgetCheck(Explorer):
         self._finish(W.VBox([self.controls["score"], W.HBox([self.live[0].image, self.readout])]))
 
     @property
-    def figures(self) -> list:
+    def figures(self) -> list[Figure]:
+        """[one figure: the 1×2 weights heatmap]."""
         return [self.figure]
 
     def _compute(self) -> None:
@@ -679,6 +702,7 @@ class WidgetCheck(Explorer):
         self.map.update(self._weights)
 
     def state(self) -> dict:
+        """The readout's data-state: kind, inputs (scores [[0, s]]), weights."""
         s = float(self.controls["score"].value)
         return {"kind": self.kind, "inputs": {"scores": [[0.0, s]]}, "weights": self._weights, "output": None}
 

@@ -142,6 +142,7 @@ class _PngEncoder:
         self._bands: list = []  # per band: (filtered bytes, deflated bytes, adler32)
 
     def encode(self, rgba: np.ndarray) -> bytes:
+        """PNG bytes of an (H, W, 4) uint8 buffer; bands unchanged since the last frame are not compressed again."""
         H, Wd, _ = rgba.shape
         flat = rgba.reshape(H, Wd * 4)  # (H, W*4), a view of the contiguous buffer
         raw = np.empty((H, Wd * 4 + 1), np.uint8)  # (H, 1 + W*4) one filter byte per row
@@ -340,6 +341,7 @@ class LiveFigure:
 
     @property
     def heatmaps(self) -> list:
+        """The ``Heatmap`` handles painted by the fast path (called afresh if given as a callable)."""
         return list(self._heatmaps() if callable(self._heatmaps) else self._heatmaps)
 
     def _on_draw(self, _event) -> None:

@@ -3,13 +3,16 @@ and that every explorer's readout shows what helpers.attention computes."""
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import gc
+import importlib.util
 import io
 import json
 import math
 import re
+import sys
 import warnings
+from pathlib import Path
 
 import matplotlib
 
@@ -18,6 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from matplotlib.colors import to_rgb  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from PIL import Image  # noqa: E402
 
@@ -116,27 +120,17 @@ def test_png_encoder_output_decodes_exactly_frame_after_frame():
 # --------------------------------------------------------------------------- explorers
 
 
-def _recompute(state: dict):
-    """(weights, output) from helpers.attention for a data-state, independently of the explorer."""
-    kind, inp = state["kind"], state["inputs"]
-    arr = {k: np.asarray(v, dtype=float) for k, v in inp.items() if isinstance(v, list)}
-    if kind == "no-weights":
-        out, w = helpers.self_attention(arr["X"], inp["scale"])
-        return w, out
-    if kind == "qkv":
-        out, w = helpers.single_head_attention(arr["X"], arr["W_q"], arr["W_k"], arr["W_v"], scale=inp["scale"])
-        return w, out
-    if kind == "scaling":
-        V = np.zeros((arr["Q"].shape[0], 1))
-        return helpers.scaled_dot_product_attention(arr["Q"], arr["K"], V, scale=None)[1], None
-    if kind == "overflow":
-        return helpers.softmax(np.asarray(inp["scores"], dtype=inp["dtype"])), None
-    if kind == "multihead":
-        out, w = helpers.multi_head_attention(arr["X"], arr["W_q"], arr["W_k"], arr["W_v"], inp["n_heads"])
-        return w, out
-    if kind == "widget-check":
-        return helpers.softmax(arr["scores"]), None
-    raise AssertionError(f"unknown kind {kind}")
+def _load_expected():
+    """tests/ui/expected.py (the browser tests' kind -> helpers.attention mapping), loaded by path: no browser needed."""
+    path = Path(__file__).resolve().parent / "ui" / "expected.py"
+    spec = importlib.util.spec_from_file_location("attn_ui_expected", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # NamedTuple and friends look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+ui_expected = _load_expected()
 
 
 def _visible_numbers(html: str) -> list[str]:
@@ -144,10 +138,12 @@ def _visible_numbers(html: str) -> list[str]:
 
 
 def _check_readout(ex) -> dict:
-    """The readout's data-state recomputes to its own weights/output, and the visible tables show them."""
+    """The readout's data-state recomputes (tests/ui/expected.py, helpers.attention) to its own weights/output,
+    and the visible tables show exactly those numbers with 4 decimals."""
     state = Wd.state_from_html(ex.readout.value)
     assert state["kind"] == ex.kind
-    weights, output = _recompute(state)
+    want = ui_expected.expected(state)  # independent of the explorer: recomputed from the inputs alone
+    weights, output = want.weights, want.output
     np.testing.assert_allclose(np.asarray(state["weights"], dtype=float), weights, **TOL)
     np.testing.assert_allclose(ex.weights, weights, **TOL)
     if output is None:
@@ -156,8 +152,7 @@ def _check_readout(ex) -> dict:
         np.testing.assert_allclose(np.asarray(state["output"], dtype=float), output, **TOL)
         np.testing.assert_allclose(ex.output, output, **TOL)
     shown = _visible_numbers(ex.readout.value)
-    expected = [f"{v:.4f}" for v in np.ravel(weights)] + ([f"{v:.4f}" for v in np.ravel(output)] if output is not None else [])
-    assert shown[: len(expected)] == expected
+    assert shown == [cell for table in want.tables for cell in ui_expected.as_4_decimals(table)]  # page order
     return state
 
 
@@ -235,6 +230,8 @@ def test_slider_events_update_readout_and_image_without_new_figures():
         ex.controls["W_q"].sliders[k % 4, k % 3].value = (k % 5) - 2
         pngs.append(ex.live[0].image.value)
         _check_readout(ex)  # the readout follows every single event
+        for lf in ex.live:  # the custom PNG encoder, end to end: the widget's bytes decode to the painted buffer
+            np.testing.assert_array_equal(_decode_png(lf.image.value), np.asarray(lf.fig.canvas.get_renderer().buffer_rgba()))
     assert plt.get_fignums() == figs_before
     gc.collect()
     assert sum(isinstance(o, Figure) for o in gc.get_objects()) == n_fig_objects
@@ -242,7 +239,8 @@ def test_slider_events_update_readout_and_image_without_new_figures():
     assert len(set(pngs)) > 1
 
 
-def test_fast_rendering_matches_matplotlibs_own_drawing():
+def test_fast_rendering_matches_matplotlibs_own_drawing_as_a_whole():
+    """Coarse, whole-figure check (layout, colours, colour bars); the cell texts are checked below, box by box."""
     ex = X.qkv_explorer(E.T001_X, E.T001_WQ, E.T001_WK, E.T001_WV)
     ex.controls["W_q"].sliders[0, 0].value = 3
     ex.set(scale=False)
@@ -253,6 +251,225 @@ def test_fast_rendering_matches_matplotlibs_own_drawing():
         diff = np.abs(fast - slow)
         assert diff.mean() < 4, diff.mean()  # glyph anti-aliasing differs by a pixel here and there
         assert (diff.max(axis=2) > 128).mean() < 0.02  # nothing misplaced
+
+
+# ------------------------------------------------ cell texts and titles: fast painting vs matplotlib's own draw
+#
+# LiveFigure pastes cell texts and changing titles from a glyph atlas straight into the Agg buffer. Inside
+# each Text's bounding box (its window extent on the Agg canvas) we compare that text's ink in the fast
+# picture with its ink in matplotlib's own full draw of the same figure. "Ink" = how far each pixel moved
+# from the text-free picture of the SAME renderer towards the text colour (0..1), so grey hatching on NaN
+# cells, drawn differently by the two, cancels out. The atlas snaps every glyph to whole pixels where
+# Agg places the string with sub-pixel precision, so both ink maps are blurred (Gaussian, sigma
+# TEXT_BLUR px) and the fast one may move by up to TEXT_SHIFT px (steps of 1/4 px) to fit best. What is
+# left must stay under TEXT_TOL of matplotlib's ink. Measured: at most 0.037 for correct rendering of
+# the scenes below; >= 0.136 when every glyph is an "8"; 1.0 with no text; >= 0.42 with a 4 px shift.
+# A single wrong glyph in a string is flagged in 80-93% of the texts: look-alikes such as "8" for "9"
+# or "0.018" -> "0.019" stay below the noise of correct rendering.
+
+TEXT_BLUR = 2.0  # px, sigma of the Gaussian applied to both ink maps
+TEXT_SHIFT = 1.5  # px, largest offset searched between fast and reference
+TEXT_TOL = 0.06  # allowed residual ink, as a fraction of the reference's ink in the box
+TEXT_PAD = 3  # px added around each window extent
+
+
+def _decode_png(png: bytes) -> np.ndarray:
+    img = Image.open(io.BytesIO(png))
+    assert img.format == "PNG" and img.mode == "RGBA"
+    return np.asarray(img)  # (H, W, 4) uint8
+
+
+def _live_texts(lf) -> list:
+    """Every Text the LiveFigure paints itself: all heatmap cell texts, then the changing titles."""
+    return [t for hm in lf.heatmaps for t in hm.texts.flat] + list(lf._artists)
+
+
+def _set_texts(texts: list, strings: list[str]) -> None:
+    for t, s in zip(texts, strings, strict=True):
+        t.set_text(s)
+
+
+def _fast_and_reference(lf) -> dict:
+    """The fast picture as shown, its text-free twin, matplotlib's full draw and ITS text-free twin, the boxes.
+
+    Also checks the custom PNG encoder end to end: the bytes handed to the ``ipywidgets.Image`` decode
+    (Pillow) to exactly the Agg buffer LiveFigure painted.
+    """
+    canvas = lf.fig.canvas
+    fast = _decode_png(lf.image.value)
+    buffer = np.asarray(canvas.get_renderer().buffer_rgba())  # (H, W, 4) what LiveFigure painted
+    np.testing.assert_array_equal(fast, buffer)  # lossless: exactly equal
+    texts = _live_texts(lf)
+    strings = [t.get_text() for t in texts]
+    _set_texts(texts, [""] * len(texts))
+    lf.render()  # the fast path repaints the cells without text and wipes the titles
+    fast_bg = _decode_png(lf.image.value)
+    _set_texts(texts, strings)
+    # matplotlib's own full draw: LiveFigure marks its artists animated (left out of canvas.draw), undo that
+    for a in [a for hm in lf.heatmaps for a in hm.artists] + list(lf._artists):
+        a.set_animated(False)
+    canvas.draw()
+    slow = np.asarray(canvas.buffer_rgba()).copy()  # (H, W, 4)
+    renderer = canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in texts]  # display coordinates, y up
+    _set_texts(texts, [""] * len(texts))
+    canvas.draw()
+    slow_bg = np.asarray(canvas.buffer_rgba()).copy()
+    _set_texts(texts, strings)
+    return {"texts": texts, "strings": strings, "boxes": boxes, "fast": fast, "fast_bg": fast_bg,
+            "slow": slow, "slow_bg": slow_bg}
+
+
+def _ink(img: np.ndarray, bg: np.ndarray, color) -> np.ndarray:
+    """(h, w) in 0..1: how far each pixel moved from ``bg`` towards the text colour."""
+    d = img[..., :3].astype(float) - bg[..., :3]  # (h, w, 3)
+    v = np.array(to_rgb(color)) * 255 - bg[..., :3]  # (h, w, 3) from background to ink
+    den = (v * v).sum(axis=-1)  # (h, w)
+    return np.clip((d * v).sum(axis=-1) / np.maximum(den, 1e-9), 0.0, 1.0) * (den > 0)
+
+
+def _blur(a: np.ndarray, sigma: float) -> np.ndarray:
+    """Separable Gaussian blur; the result is 2r larger on each axis so no ink is cut off."""
+    r = math.ceil(3 * sigma)
+    k = np.exp(-0.5 * (np.arange(-r, r + 1) / sigma) ** 2)  # (2r + 1,)
+    k /= k.sum()
+    p = np.pad(a, 2 * r)  # (h + 4r, w + 4r)
+    h, w = a.shape[0] + 2 * r, a.shape[1] + 2 * r
+    rows = sum(k[i] * p[i : i + h, :] for i in range(2 * r + 1))  # (h + 2r, w + 4r)
+    return sum(k[i] * rows[:, i : i + w] for i in range(2 * r + 1))  # (h + 2r, w + 2r)
+
+
+def _shifted(a: np.ndarray, limit: float, step: float = 0.25) -> tuple[np.ndarray, np.ndarray]:
+    """``a`` moved by every (dy, dx) in [-limit, limit]² on a ``step`` grid (bilinear): offsets, (n, n, h, w)."""
+    n, m = round(limit / step), math.ceil(limit) + 1
+    offsets = np.arange(-n, n + 1) * step  # (n,)
+    p = np.pad(a, m)
+    h, w = a.shape
+
+    def rows(d):  # value at row y = a at row y - d
+        i, f = math.floor(d), d - math.floor(d)
+        return (1 - f) * p[m - i : m - i + h, :] + f * p[m - i - 1 : m - i - 1 + h, :]  # (h, w + 2m)
+
+    def cols(b, d):
+        i, f = math.floor(d), d - math.floor(d)
+        return (1 - f) * b[:, m - i : m - i + w] + f * b[:, m - i - 1 : m - i - 1 + w]  # (h, w)
+
+    return offsets, np.array([[cols(rows(dy), dx) for dx in offsets] for dy in offsets])
+
+
+def _text_residual(fast_ink: np.ndarray, slow_ink: np.ndarray) -> tuple[float, float, float]:
+    """(residual ink / reference ink, dy, dx) at the best offset of the fast ink within TEXT_SHIFT."""
+    f, s = _blur(fast_ink, TEXT_BLUR), _blur(slow_ink, TEXT_BLUR)
+    offsets, moved = _shifted(f, TEXT_SHIFT)  # (n,), (n, n, h, w)
+    err = np.abs(moved - s).sum(axis=(2, 3)) / s.sum()  # (n, n)
+    iy, ix = np.unravel_index(err.argmin(), err.shape)
+    return float(err[iy, ix]), float(offsets[iy]), float(offsets[ix])
+
+
+def _compare_texts(lf) -> list[tuple[str, float, bool]]:
+    """(text, residual, flagged) for every non-empty Text LiveFigure paints, fast vs matplotlib's full draw."""
+    pics = _fast_and_reference(lf)
+    H, W_ = pics["fast"].shape[:2]
+    out = []
+    for t, s, bb in zip(pics["texts"], pics["strings"], pics["boxes"], strict=True):
+        if not s:
+            continue
+        x0, x1 = max(math.floor(bb.x0) - TEXT_PAD, 0), min(math.ceil(bb.x1) + TEXT_PAD, W_)
+        y0, y1 = max(math.floor(H - bb.y1) - TEXT_PAD, 0), min(math.ceil(H - bb.y0) + TEXT_PAD, H)  # rows top-down
+        box = (slice(y0, y1), slice(x0, x1))
+        slow_ink = _ink(pics["slow"][box], pics["slow_bg"][box], t.get_color())  # (h, w)
+        assert slow_ink.sum() > 5, f"matplotlib drew no ink for {s!r} in {bb}: the comparison would be empty"
+        fast_ink = _ink(pics["fast"][box], pics["fast_bg"][box], t.get_color())  # (h, w)
+        residual, _, _ = _text_residual(fast_ink, slow_ink)
+        out.append((s, residual, residual > TEXT_TOL))
+    return out
+
+
+def _scene(name: str) -> list:
+    """The LiveFigures of a scene after slider events (so cells and titles were repainted, not redrawn)."""
+    if name == "weights heatmap + step view":
+        ex = X.qkv_explorer(E.T001_X, E.T001_WQ, E.T001_WK, E.T001_WV)
+        ex.controls["W_q"].sliders[0, 0].value = 3
+        ex.controls["scale"].value = False  # the step view's title "2  × 1" changes too
+        assert [len(lf.heatmaps) for lf in ex.live] == [7, 1]
+    elif name == "NaN cells":
+        ex = X.overflow_explorer()
+        ex.controls["magnitude"].value = 2.5  # float64: exp(3 * 10**2.5) overflows, the naive softmax is NaN
+        assert any(h.get_visible() for hm in ex.live[0].heatmaps for h in hm.hatches.flat)
+        assert "nan" in [t.get_text() for t in _live_texts(ex.live[0])]
+    elif name == "bold titles":
+        ex = X.multihead_explorer(E.T001_X, 4, seed=0)
+        ex.controls["head"].value = 1
+        assert [t.get_text() for t in ex.live[0]._artists if t.get_fontweight() == "bold"] == ["head 1  ◀ sliders"]
+    else:
+        raise AssertionError(name)
+    assert all(lf.full_draws == 1 for lf in ex.live)  # after the first draw, only the fast path painted
+    return ex.live
+
+
+SCENES = ["weights heatmap + step view", "NaN cells", "bold titles"]
+
+
+@pytest.mark.parametrize("scene", SCENES)
+def test_fast_cell_texts_and_titles_match_matplotlibs_own_drawing_box_by_box(scene):
+    results = [r for lf in _scene(scene) for r in _compare_texts(lf)]
+    assert len(results) >= 9
+    bad = [(s, round(r, 3)) for s, r, flagged in results if flagged]
+    assert not bad, f"texts painted differently from matplotlib (residual > {TEXT_TOL}): {bad}"
+
+
+def _empty_glyphs(atlas, s, size, weight="normal"):
+    return np.zeros((0, 0), np.uint8), 0, 0
+
+
+def _shift_glyphs(atlas, s, size, weight="normal"):
+    mask, dr, dc = _ORIGINAL_STRING(atlas, s, size, weight)
+    return mask, dr + 4, dc + 4  # 4 px down and right
+
+
+def _eight_glyphs(atlas, s, size, weight="normal"):
+    return _ORIGINAL_STRING(atlas, "8" * len(s), size, weight)
+
+
+def _one_digit_off(atlas, s, size, weight="normal"):
+    digits = [k for k, c in enumerate(s) if c.isdigit()]
+    if digits:
+        k = digits[-1]
+        s = s[:k] + str((int(s[k]) + 1) % 10) + s[k + 1 :]  # "0.982" -> "0.983"
+    return _ORIGINAL_STRING(atlas, s, size, weight)
+
+
+_ORIGINAL_STRING = Wd._GlyphAtlas.string
+MUTATIONS = {"no text": _empty_glyphs, "shifted 4 px": _shift_glyphs, "every glyph an 8": _eight_glyphs,
+             "last digit + 1": _one_digit_off}
+
+
+@pytest.mark.parametrize("mutation", list(MUTATIONS))
+@pytest.mark.parametrize("scene", SCENES)
+def test_the_text_comparison_flags_a_broken_glyph_painter(monkeypatch, scene, mutation):
+    """The check above can fail: with the atlas's strings broken on purpose, it flags the texts."""
+    monkeypatch.setattr(Wd._GlyphAtlas, "string", MUTATIONS[mutation])  # in this test process only
+    results = [r for lf in _scene(scene) for r in _compare_texts(lf)]
+    if mutation == "every glyph an 8":
+        results = [r for r in results if set(r[0]) != {"8"}]  # an "8" drawn as an "8" is right
+    elif mutation == "last digit + 1":
+        results = [r for r in results if any(c.isdigit() for c in r[0])]
+    flagged = [s for s, _, f in results if f]
+    assert results
+    if mutation == "last digit + 1":  # one glyph of several: most texts, not all (look-alikes, see above)
+        assert len(flagged) >= 0.5 * len(results), [(s, round(r, 3)) for s, r, _ in results]
+    else:
+        missed = [(s, round(r, 3)) for s, r, f in results if not f]
+        assert not missed, f"the comparison missed a broken text: {missed}"
+
+
+def test_the_text_comparison_flags_a_bold_title_drawn_in_normal_weight(monkeypatch):
+    def normal_weight(atlas, s, size, weight="normal"):
+        return _ORIGINAL_STRING(atlas, s, size, "normal")
+
+    monkeypatch.setattr(Wd._GlyphAtlas, "string", normal_weight)
+    results = {s: flagged for lf in _scene("bold titles") for s, _, flagged in _compare_texts(lf)}
+    assert results["head 1  ◀ sliders"] and not results["head 0"]
 
 
 def test_a_display_in_between_forces_a_clean_full_redraw():
@@ -358,22 +575,60 @@ def test_widget_check_slider_changes_the_heatmap_and_the_number():
     _check_readout(ex)
 
 
-def test_events_inside_an_event_loop_are_coalesced_and_the_last_state_wins():
-    async def drag():
-        ex = X.widget_check()
-        renders = ex.renders
-        for k in range(20):  # a burst of events with no chance for the loop to run in between
-            ex.controls["score"].value = round(-2 + 0.2 * k, 1)
-        assert ex.renders == renders + 1  # the first event renders at once, the rest wait
-        for _ in range(500):  # the trailing render comes after the interval (bounded wait, not a timing test)
-            await asyncio.sleep(0.01)
-            if not ex._coalescer.dirty:
-                break
-        assert ex.renders == renders + 2
-        assert Wd.state_from_html(ex.readout.value)["inputs"]["scores"] == [[0.0, 1.8]]
-        np.testing.assert_allclose(ex.weights, helpers.softmax(np.array([[0.0, 1.8]])), **TOL)
+class _ManualLoop:
+    """Stands in for the kernel's running event loop: ``call_later`` only records; the test fires timers."""
 
-    asyncio.run(drag())
+    def __init__(self) -> None:
+        self.timers: list[list] = []  # [delay, callback, cancelled]
+
+    def call_later(self, delay: float, callback, *args):
+        timer = [delay, functools.partial(callback, *args), False]
+        self.timers.append(timer)
+
+        class Handle:
+            def cancel(self) -> None:
+                timer[2] = True
+
+        return Handle()
+
+    def fire_all(self) -> int:
+        """Run every pending timer (as if its delay had passed); return how many ran."""
+        pending, self.timers = [t for t in self.timers if not t[2]], []
+        for _, callback, _ in pending:
+            callback()
+        return len(pending)
+
+
+def test_events_inside_an_event_loop_are_coalesced_and_the_last_state_wins(monkeypatch):
+    ex = X.widget_check()
+    # a min interval no render can outlast: the timer alone decides when the trailing render runs, not the clock
+    ex._coalescer = Wd.Coalescer(ex._render, min_interval=1e6)
+    loop = _ManualLoop()
+    monkeypatch.setattr(Wd.asyncio, "get_running_loop", lambda: loop)  # "inside a kernel"
+    renders = ex.renders
+    for k in range(20):  # a burst of slider events
+        ex.controls["score"].value = round(-2 + 0.2 * k, 1)
+    assert ex.renders == renders + 1  # leading edge: the first event renders at once ...
+    assert Wd.state_from_html(ex.readout.value)["inputs"]["scores"] == [[0.0, -2.0]]
+    assert len(loop.timers) == 1 and loop.timers[0][0] > 1e5  # ... the other 19 share ONE trailing render
+    assert ex._coalescer.dirty
+    assert loop.fire_all() == 1  # the interval has passed
+    assert ex.renders == renders + 2 and not ex._coalescer.dirty
+    assert Wd.state_from_html(ex.readout.value)["inputs"]["scores"] == [[0.0, 1.8]]  # the last state wins
+    np.testing.assert_allclose(ex.weights, helpers.softmax(np.array([[0.0, 1.8]])), **TOL)
+    assert loop.fire_all() == 0 and ex.renders == renders + 2  # nothing left over, no backlog
+    ex.controls["score"].value = 0.5  # right after a render: waits for the next interval, no render now
+    assert ex.renders == renders + 2 and len(loop.timers) == 1
+    loop.fire_all()
+    assert ex.renders == renders + 3 and ex.weights[0, 1] == pytest.approx(1 / (1 + math.exp(-0.5)), rel=1e-12)
+
+
+def test_without_an_event_loop_every_event_renders_at_once():
+    ex = X.widget_check()
+    renders = ex.renders
+    for k in range(5):
+        ex.controls["score"].value = 0.5 * (k + 1)  # every value differs from the last: 5 events
+    assert ex.renders == renders + 5 and not ex._coalescer.dirty
 
 
 def test_importing_explorers_builds_nothing():

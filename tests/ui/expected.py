@@ -86,7 +86,7 @@ def _multihead(inp: dict) -> Expected:
 
 
 def _softmax_row(inp: dict) -> Expected:
-    w = np.atleast_2d(att.softmax(_get(inp, "scores", "softmax")))  # (1, T)
+    w = np.atleast_2d(att.softmax(_get(inp, "scores", "widget-check")))  # (1, T)
     return Expected(w, None, [w])
 
 
@@ -97,7 +97,6 @@ KINDS: dict[str, Callable[[dict], Expected]] = {
     "overflow": _overflow,
     "multihead": _multihead,
     "widget-check": _softmax_row,
-    "softmax": _softmax_row,  # the scratch notebook used while developing the suite
 }
 
 
