@@ -54,11 +54,13 @@ screenshots: $(STAMP)
 	$(BIN)/python tests/ui/screenshots.py
 
 # Notebooks are committed executed. After editing one (or a helper it calls), re-run it here:
-# a fresh kernel per notebook, no widget state (keeps files small), no timing metadata (no noise in diffs).
+# a fresh kernel per notebook, no widget state (keeps files small), no timing metadata and no stored
+# widget views (no noise in diffs; the explorers' text fallback shows until a cell is run).
 notebooks: $(STAMP)
 	cd notebooks && env -u MPLBACKEND ../$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 		--ExecutePreprocessor.store_widget_state=False --ExecutePreprocessor.record_timing=False \
 		--ExecutePreprocessor.timeout=600 *.ipynb solutions/*.ipynb
+	$(BIN)/python tests/tools/strip_widget_views.py notebooks/*.ipynb notebooks/solutions/*.ipynb
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache *.egg-info

@@ -920,8 +920,8 @@ class Explorer:
         bundle = self.widget._repr_mimebundle_()
         if bundle:
             bundle["text/plain"] = (
-                f"[live explorer '{self.kind}': its sliders appear only in a running JupyterLab; the next cell "
-                "draws a fixed state. Seeing this text inside JupyterLab means widgets do not render there: "
-                "see 00-start-here, 'Check that widgets work'.]"
+                f"[live explorer '{self.kind}': run this cell in JupyterLab to get its sliders; the next cell "
+                "draws a fixed state. If this text is still here after the cell ran, widgets do not render in "
+                "this JupyterLab: see 00-start-here, 'Check that widgets work'.]"
             )
             display(bundle, raw=True)
