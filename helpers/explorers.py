@@ -384,7 +384,7 @@ class OverflowExplorer(Explorer):
         self.tokens = _tokens(token_labels, T)
         self.controls = {
             "magnitude": scalar_slider("magnitude", float(magnitude), min=m_min, max=m_max, step=0.05,
-                                       description="m (scores × 10^m; scores panel on its own colours)", readout_format=".2f"),
+                                       description="m (scores × 10^m)", readout_format=".2f"),
             "dtype": mark_control(W.Dropdown(options=list(_DTYPES), value=dtype, description="dtype",
                                              layout=W.Layout(width="180px")), "dtype"),
         }
@@ -429,7 +429,7 @@ class OverflowExplorer(Explorer):
         self.naive_map.update(self._naive)
         self.stable_map.update(self._weights)
         m = float(self.controls["magnitude"].value)
-        self.scores_title.set_text(f"scores (m = {m:.2f}, {self.controls['dtype'].value})")
+        self.scores_title.set_text(f"scores, own colours (m = {m:.2f})")
 
     def state(self) -> dict:
         """The readout's data-state: kind, inputs (pattern, magnitude, dtype, scores), weights, naive_weights."""

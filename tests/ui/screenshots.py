@@ -18,6 +18,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import lab  # noqa: E402
 
+# explorer kind -> (scalar slider, arrow presses): the state a screenshot shows instead of the start state
+SHOW_STATE = {"overflow": ("magnitude", 13)}  # m = 0.65: float16's naive softmax has turned NaN
+
 
 def shoot(page, out: Path, max_width: int) -> tuple[int, int] | None:
     """Screenshot of the main explorer's output area to ``out``; its (width, height), or None if none."""
@@ -26,6 +29,25 @@ def shoot(page, out: Path, max_width: int) -> tuple[int, int] | None:
         return None
     n_sliders = [explorers.nth(k).locator(".attn-slider").count() for k in range(explorers.count())]
     main = explorers.nth(n_sliders.index(max(n_sliders)))
+    name, presses = SHOW_STATE.get(lab.explorer_kind(main), ("", 0))
+    if presses:  # move a scalar slider as a person would, to show the explorer where it teaches most
+        slider = main.locator(f".attn-slider--{name}").first
+        handle = slider.locator(".noUi-handle").first
+        handle.focus()
+        for _ in range(presses):
+            handle.press("ArrowRight")
+        target = float(slider.locator(".widget-readout").inner_text())
+        page.wait_for_function(  # the readout shows the final state and every heatmap image has loaded
+            """([root, name, target]) => {
+              const el = root.querySelector('.attn-readout [data-state]');
+              const state = el && JSON.parse(el.getAttribute('data-state'));
+              const imgs = [...root.querySelectorAll('.attn-heatmap img, img.attn-heatmap')];
+              return state && Math.abs(state.inputs[name] - target) < 1e-9
+                && imgs.every(img => img.complete && img.naturalWidth > 0);
+            }""",
+            arg=[main.element_handle(), name, target],
+            timeout=30_000,
+        )
     area = main.locator("xpath=ancestor::div[contains(@class, 'jp-OutputArea-output')][1]")
     target = area if area.count() else main
     page.mouse.move(0, 0)  # no hover highlight
