@@ -38,6 +38,7 @@ from helpers.widgets import (
     LiveFigure,
     MatrixSliders,
     agg_figure,
+    check_matrix,
     mark_control,
     matrix_table,
     scalar_slider,
@@ -65,17 +66,6 @@ __all__ = [
 # --------------------------------------------------------------------------- small checks
 
 
-def _matrix(x: object, name: str) -> np.ndarray:
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name} must be a 2-D numeric array, got {type(x).__name__}")
-    arr = np.asarray(x)
-    if arr.dtype == bool or arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
-    if arr.ndim != 2 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 2-D matrix (rows, columns), got shape {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains NaN or inf (shape {arr.shape})")
-    return arr
 
 
 def _tokens(token_labels: object, T: int) -> list[str]:
@@ -149,7 +139,7 @@ class NoWeightsExplorer(_StepExplorer):
         min: float | None = None, max: float | None = None, step: float | None = None,
     ) -> None:
         super().__init__()
-        X = _matrix(X, "X")
+        X = check_matrix(X, "X")
         self.tokens = _tokens(token_labels, X.shape[0])
         self.d = X.shape[1]
         sliders = MatrixSliders("X", X, min=min, max=max, step=step)
@@ -209,8 +199,8 @@ class QKVExplorer(_StepExplorer):
         scaled: bool = True, min: float | None = None, max: float | None = None, step: float | None = None,
     ) -> None:
         super().__init__()
-        self.X = _matrix(X, "X").astype(float)  # (T, d_in)
-        Ws = {"W_q": _matrix(W_q, "W_q"), "W_k": _matrix(W_k, "W_k"), "W_v": _matrix(W_v, "W_v")}
+        self.X = check_matrix(X, "X").astype(float)  # (T, d_in)
+        Ws = {"W_q": check_matrix(W_q, "W_q"), "W_k": check_matrix(W_k, "W_k"), "W_v": check_matrix(W_v, "W_v")}
         single_head_attention(self.X, *Ws.values())  # checks every shape, naming the argument
         self.tokens = _tokens(token_labels, self.X.shape[0])
         self.d_k = Ws["W_q"].shape[1]
@@ -368,7 +358,7 @@ class OverflowExplorer(Explorer):
     def __init__(self, pattern: object = None, *, magnitude: float = 0.0, dtype: str = "float64",
                  m_min: float = -1.0, m_max: float = 3.0, token_labels: Sequence[str] | None = None) -> None:
         super().__init__()
-        self.pattern = _matrix(OVERFLOW_PATTERN if pattern is None else pattern, "pattern").astype(float)
+        self.pattern = check_matrix(OVERFLOW_PATTERN if pattern is None else pattern, "pattern").astype(float)
         if self.pattern.shape[0] != self.pattern.shape[1]:
             raise ValueError(f"pattern must be square (T, T) scores, got shape {self.pattern.shape}")
         for name, v in (("magnitude", magnitude), ("m_min", m_min), ("m_max", m_max)):
@@ -485,7 +475,7 @@ class MultiheadExplorer(Explorer):
                  seed: int = 0, n_heads: int | None = None, head: int = 0, token_labels: Sequence[str] | None = None,
                  min: float = -2.0, max: float = 2.0, step: float = 0.05) -> None:
         super().__init__()
-        self.X = _matrix(X, "X").astype(float)  # (T, d_in)
+        self.X = check_matrix(X, "X").astype(float)  # (T, d_in)
         if isinstance(d_model, bool) or not isinstance(d_model, numbers.Integral) or d_model < 1:
             raise TypeError(f"d_model must be a positive integer, got {d_model!r}")
         if d_model > 8:
@@ -502,7 +492,7 @@ class MultiheadExplorer(Explorer):
             if given is None:
                 m = np.round(xavier_normal(d_in, self.d_model, rng) / step) * step  # (d_in, d_model) on the slider grid
             else:
-                m = _matrix(given, name).astype(float)
+                m = check_matrix(given, name).astype(float)
             if m.shape != (d_in, self.d_model):
                 raise ValueError(f"{name} has shape {m.shape} but X has {d_in} features and d_model is {d_model}: "
                                  f"{name} needs shape ({d_in}, {d_model})")
@@ -651,7 +641,7 @@ class MultiheadExplorer(Explorer):
                 raise ValueError(f"head must be an integer from 0 to {self.n_heads - 1}, got {value!r}")
             self.controls["head"].value = int(value)  # its observer rebuilds the sliders
         else:
-            m = _matrix(value, key).astype(float)
+            m = check_matrix(value, key).astype(float)
             if m.shape != self.W[key].shape:
                 raise ValueError(f"{key} has shape {m.shape} but the explorer's {key} has shape {self.W[key].shape}")
             lo, hi, _ = self._range

@@ -575,6 +575,20 @@ def scalar_slider(
     return slider
 
 
+def check_matrix(x: object, name: str) -> np.ndarray:
+    """``x`` as a finite, non-empty 2-D array of real numbers, or a TypeError/ValueError naming ``name``."""
+    if isinstance(x, (str, bytes)) or x is None:
+        raise TypeError(f"{name} must be a 2-D numeric array, got {type(x).__name__}")
+    arr = np.asarray(x)
+    if arr.dtype == bool or arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    if arr.ndim != 2 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 2-D matrix (rows, columns), got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or inf (shape {arr.shape})")
+    return arr
+
+
 class MatrixSliders:
     """One slider per entry of a matrix, laid out as the matrix, with its name and a Reset button.
 
@@ -601,15 +615,7 @@ class MatrixSliders:
         slider_width: str = "165px",
     ) -> None:
         self.name = _check_name(name)
-        if isinstance(matrix, (str, bytes)):
-            raise TypeError(f"matrix for {name} must be a 2-D numeric array, got a {type(matrix).__name__}")
-        arr = np.asarray(matrix)
-        if arr.dtype == bool or arr.dtype.kind not in "iuf":
-            raise TypeError(f"matrix for {name} must hold numbers, got dtype {arr.dtype}")
-        if arr.ndim != 2 or arr.size == 0:
-            raise ValueError(f"matrix for {name} must be a non-empty 2-D matrix, got shape {arr.shape}")
-        if not np.isfinite(arr).all():
-            raise ValueError(f"matrix for {name} contains NaN or inf (shape {arr.shape})")
+        arr = check_matrix(matrix, f"matrix for {name}")  # (R, C)
         if integer is None:
             integer = arr.dtype.kind in "iu"
         self.integer = bool(integer)

@@ -68,7 +68,7 @@ def test_matrix_sliders_offsets_name_the_full_matrix_entry_and_floats_work():
     ("args", "kwargs", "error", "words"),
     [
         (("W_q", np.zeros((2, 2, 2))), {}, ValueError, "matrix for W_q must be a non-empty 2-D"),
-        (("W_q", [["a"]]), {}, TypeError, "matrix for W_q must hold numbers"),
+        (("W_q", [["a"]]), {}, TypeError, "matrix for W_q must hold real numbers"),
         (("W q", np.eye(2)), {}, TypeError, "name must be a non-empty string without spaces"),
         (("X", np.eye(2) * 9), {"min": -1, "max": 1}, ValueError, "outside the slider range"),
         (("X", np.eye(2) / 2), {"integer": True}, ValueError, "integer=True but the matrix for X"),
