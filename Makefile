@@ -55,12 +55,12 @@ screenshots: $(STAMP)
 
 # Notebooks are committed executed. After editing one (or a helper it calls), re-run it here:
 # a fresh kernel per notebook, no widget state (keeps files small), no timing metadata and no stored
-# widget views (no noise in diffs; the explorers' text fallback shows until a cell is run).
+# widget views and no split print outputs (no noise in diffs).
 notebooks: $(STAMP)
 	cd notebooks && env -u MPLBACKEND ../$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 		--ExecutePreprocessor.store_widget_state=False --ExecutePreprocessor.record_timing=False \
 		--ExecutePreprocessor.timeout=600 *.ipynb solutions/*.ipynb
-	$(BIN)/python tests/tools/strip_widget_views.py notebooks/*.ipynb notebooks/solutions/*.ipynb
+	$(BIN)/python tests/tools/tidy_notebooks.py notebooks/*.ipynb notebooks/solutions/*.ipynb
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache *.egg-info
