@@ -9,6 +9,8 @@ Shape notation used throughout this module:
     d_k      width of one query / key vector (per head)
     d_v      width of one value vector (per head)
     h        number of heads
+    B        sentences in a batch (padding_mask)
+    B_c      keys in one block of tiled_attention (the FlashAttention paper's name)
 
 Tokens are rows. Softmax runs over the last axis, i.e. over the keys, so every row
 of an attention-weight matrix sums to 1.
@@ -36,6 +38,9 @@ __all__ = [
     "merge_heads",
     "multi_head_attention",
     "causal_mask",
+    "padding_mask",
+    "tiled_attention",
+    "online_softmax_steps",
     "xavier_normal",
     "attention_steps",
 ]
@@ -72,6 +77,10 @@ def _as_numeric(x: object, name: str, *, min_ndim: int = 0, finite: str = "all")
     elif arr.dtype not in _FLOATS:  # longdouble and friends
         arr = arr.astype(np.float64)
     if finite != "none":
+        # one pass over the data (no NaN/inf: the common case); find out what and where only on failure
+        ok = np.isfinite(arr).all() if finite == "all" else (arr < np.inf).all()  # NaN < inf is False
+        if ok:
+            return arr
         if np.isnan(arr).any():
             where = tuple(int(i) for i in np.argwhere(np.isnan(arr))[0])
             raise ValueError(f"{name} contains NaN (first at index {where}, shape {arr.shape})")
@@ -172,10 +181,33 @@ def naive_softmax(x: object, axis: int = -1) -> np.ndarray:
 # --------------------------------------------------------------------------- attention
 
 
-def scaled_dot_product_attention(
-    Q: object, K: object, V: object, mask: object = None, scale: float | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """softmax(Q Kᵀ · scale, masked) V; returns (output (..., T_q, d_v), weights (..., T_q, T_k))."""
+def _check_mask(mask: object, scores_shape: tuple, expected: str) -> np.ndarray:
+    """Return ``mask`` as a bool array that broadcasts to ``scores_shape``; refuse a row with no key.
+
+    expected: how the message describes ``scores_shape`` to the caller. The mask is not broadcast
+    (no memory): every check runs on the caller's own shape.
+    """
+    mask = _as_mask(mask)
+    try:
+        ok = np.broadcast_shapes(mask.shape, scores_shape) == scores_shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"mask has shape {mask.shape}, which does not broadcast to {expected}")
+    empty = ~np.atleast_1d(mask).any(axis=-1)  # mask.shape[:-1]: query rows with nothing to attend to
+    if empty.any():
+        where = tuple(int(i) for i in np.argwhere(np.broadcast_to(empty, scores_shape[:-1]))[0])
+        raise ValueError(
+            f"mask leaves query row {where[-1]} (index {where}) with every key masked; "
+            "softmax over no keys is undefined"
+        )
+    return mask
+
+
+def _check_attention_inputs(
+    Q: object, K: object, V: object, mask: object, scale: object
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, float]:
+    """The checks of scaled_dot_product_attention and tiled_attention: (Q, K, V, mask, scale), checked."""
     Q = _as_numeric(Q, "Q", min_ndim=2)
     K = _as_numeric(K, "K", min_ndim=2)
     V = _as_numeric(V, "V", min_ndim=2)
@@ -195,45 +227,167 @@ def scaled_dot_product_attention(
         raise ValueError(
             f"the leading (batch/head) dimensions of Q {Q.shape}, K {K.shape} and V {V.shape} do not broadcast"
         ) from None
-    d_k, T_q, T_k = Q.shape[-1], Q.shape[-2], K.shape[-2]
-    scale = _check_scale(scale, d_k)
-    scores_shape = (*batch, T_q, T_k)
-
+    scale = _check_scale(scale, Q.shape[-1])
     if mask is not None:
-        mask = _as_mask(mask)
-        try:
-            ok = np.broadcast_shapes(mask.shape, scores_shape) == scores_shape
-        except ValueError:
-            ok = False
-        if not ok:
-            raise ValueError(
-                f"mask has shape {mask.shape}, which does not broadcast to the scores' shape "
-                f"{scores_shape} (..., T_q, T_k)"
-            )
-        mask = np.broadcast_to(mask, scores_shape)  # (..., T_q, T_k)
-        empty = ~mask.any(axis=-1)  # (..., T_q) rows with nothing to attend to
-        if empty.any():
-            where = tuple(int(i) for i in np.argwhere(empty)[0])
-            raise ValueError(
-                f"mask leaves query row {where[-1]} (index {where}) with every key masked; "
-                "softmax over no keys is undefined"
-            )
+        scores_shape = (*batch, Q.shape[-2], K.shape[-2])
+        mask = _check_mask(mask, scores_shape, f"the scores' shape {scores_shape} (..., T_q, T_k)")
+    return Q, K, V, mask, scale
 
-    dtype = np.result_type(Q, K, V)
-    with np.errstate(over="ignore", invalid="ignore"):
-        scores = (Q @ np.swapaxes(K, -1, -2)) * dtype.type(scale)  # (..., T_q, d_k) @ (..., d_k, T_k) -> (..., T_q, T_k)
+
+def _max_abs(a: np.ndarray) -> float:
+    return max(float(a.max()), -float(a.min()))  # two reductions, no |a| array
+
+
+def _scores_cannot_overflow(Q: np.ndarray, K: np.ndarray, scale: float) -> bool:
+    """True if no score Q Kᵀ · scale can overflow: a bound from Q and K, with no pass over the scores.
+
+    A score is a sum of d_k products, so |score| <= d_k · max|Q| · max|K| · max(1, scale) (Q Kᵀ is
+    formed before the scaling). Rounding the sum multiplies that by at most 1 + d_k·eps/(1 - d_k·eps)
+    (Higham, Accuracy and Stability, 3.1): while d_k·eps <= 1/4, a margin of 4 covers it.
+    False means "maybe": then the caller looks at the scores themselves.
+    """
+    finfo = np.finfo(np.result_type(Q, K))  # Q Kᵀ is computed in this type (the weights may be wider)
+    d_k = Q.shape[-1]
+    if d_k * float(finfo.eps) > 0.25:  # only float16, with d_k > 256
+        return False
+    bound = d_k * _max_abs(Q) * _max_abs(K) * max(1.0, scale)  # Python floats: inf, not an error, if huge
+    return bound <= float(finfo.max) / 4
+
+
+def _refuse_overflowing_scores(scores: np.ndarray, Q: np.ndarray, K: np.ndarray, mask: object) -> None:
+    """Raise if a score that a query may see is not finite; overflow under a masked key is harmless."""
     visible = np.isfinite(scores) if mask is None else np.isfinite(scores) | ~mask
     if not visible.all():
         raise ValueError(
-            f"the scores Q Kᵀ overflow {dtype} (Q shape {Q.shape}, largest |Q| {np.abs(Q).max():.3g}; "
-            f"K shape {K.shape}, largest |K| {np.abs(K).max():.3g}); "
+            f"the scores Q Kᵀ overflow {np.result_type(Q, K)} (Q shape {Q.shape}, largest |Q| {_max_abs(Q):.3g}; "
+            f"K shape {K.shape}, largest |K| {_max_abs(K):.3g}); "
             "use smaller inputs or a wider float type"
         )
+
+
+def _softmax_in_place(scores: np.ndarray) -> np.ndarray:
+    """Softmax over the last axis of checked scores (finite, or -inf where masked), overwriting them."""
+    work = scores.astype(np.float32) if scores.dtype == np.float16 else scores  # float16 sums lose too much
+    with np.errstate(over="ignore", under="ignore"):  # 1e308 - (-1e308) = -inf; exp(-inf) = 0 is exact
+        work -= work.max(axis=-1, keepdims=True)  # (..., T_q, T_k) every entry <= 0, the largest exactly 0
+        np.exp(work, out=work)  # (..., T_q, T_k) the largest entry of each row is exactly 1
+    work /= work.sum(axis=-1, keepdims=True)  # (..., T_q, T_k) / (..., T_q, 1): every row sums to 1
+    return work.astype(scores.dtype, copy=False)
+
+
+def _scaled_scores(Q: np.ndarray, K: np.ndarray, scale: float, dtype: np.dtype) -> np.ndarray:
+    """Q Kᵀ · scale as one new array of ``dtype``; an overflow gives inf, for the caller to check."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = Q @ np.swapaxes(K, -1, -2)  # (..., T_q, d_k) @ (..., d_k, T_k) -> (..., T_q, T_k)
+        scores = scores.astype(dtype, copy=False)  # (..., T_q, T_k) a copy only if V is wider than Q, K
+        scores *= dtype.type(scale)  # (..., T_q, T_k) in place: no second array
+    return scores
+
+
+def _attend(
+    Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: np.ndarray | None, scale: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The math of scaled_dot_product_attention, on checked arrays: one (T_q, T_k) array (float16: two)."""
+    scores = _scaled_scores(Q, K, scale, np.result_type(Q, K, V))  # (..., T_q, T_k)
+    if not _scores_cannot_overflow(Q, K, scale):
+        _refuse_overflowing_scores(scores, Q, K, mask)
     if mask is not None:
-        scores = np.where(mask, scores, -np.inf)  # (..., T_q, T_k) masked keys get weight exactly 0
-    weights = softmax(scores, axis=-1)  # (..., T_q, T_k) every row sums to 1
+        shape = np.broadcast_shapes(scores.shape, mask.shape)  # more batch dims than Q Kᵀ if V or the mask has them
+        if shape != scores.shape:
+            scores = np.broadcast_to(scores, shape).copy()  # (..., T_q, T_k) one row of scores per mask row
+        np.copyto(scores, -np.inf, where=~mask)  # (..., T_q, T_k) masked keys get weight exactly 0
+    weights = _softmax_in_place(scores)  # (..., T_q, T_k) every row sums to 1; scores are gone
     output = weights @ V  # (..., T_q, T_k) @ (..., T_k, d_v) -> (..., T_q, d_v)
     return output, weights
+
+
+def scaled_dot_product_attention(
+    Q: object, K: object, V: object, mask: object = None, scale: float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """softmax(Q Kᵀ · scale, masked) V; returns (output (..., T_q, d_v), weights (..., T_q, T_k))."""
+    Q, K, V, mask, scale = _check_attention_inputs(Q, K, V, mask, scale)
+    return _attend(Q, K, V, mask, scale)
+
+
+def tiled_attention(
+    Q: object, K: object, V: object, block_size: int, mask: object = None, scale: float | None = None
+) -> np.ndarray:
+    """scaled_dot_product_attention's output (..., T_q, d_v), one key block at a time (online softmax).
+
+    Never forms the (T_q, T_k) scores: per block of B_c keys it keeps, for every query row, the
+    running maximum m, the running sum l of exp(score - m) and the running output acc, and rescales
+    l and acc by exp(m_old - m_new) whenever the maximum grows (Milakov & Gimelshein 2018; Dao et
+    al. 2022, FlashAttention). Same checks as scaled_dot_product_attention.
+    """
+    Q, K, V, mask, scale = _check_attention_inputs(Q, K, V, mask, scale)
+    block_size = _check_int(block_size, "block_size", minimum=1)
+    dtype = np.result_type(Q, K, V)
+    work = np.float32 if dtype == np.float16 else dtype  # as softmax: float16 sums lose too much
+    batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    T_q, T_k, d_v = Q.shape[-2], K.shape[-2], V.shape[-1]
+    if mask is not None:
+        mask = np.broadcast_to(mask, (*batch, T_q, T_k))  # (..., T_q, T_k) a view: no memory
+    check_blocks = not _scores_cannot_overflow(Q, K, scale)  # usually False: no per-block pass
+
+    m = np.full((*batch, T_q, 1), -np.inf, dtype=work)  # (..., T_q, 1) running row maximum
+    l = np.zeros((*batch, T_q, 1), dtype=work)  # (..., T_q, 1) running sum of exp(score - m)
+    acc = np.zeros((*batch, T_q, d_v), dtype=work)  # (..., T_q, d_v) running sum of exp(score - m) · v
+    for start in range(0, T_k, block_size):
+        stop = min(start + block_size, T_k)  # the last block may be shorter
+        K_b, V_b = K[..., start:stop, :], V[..., start:stop, :]  # (..., B_c, d_k), (..., B_c, d_v)
+        S_b = _scaled_scores(Q, K_b, scale, dtype)  # (..., T_q, d_k) @ (..., d_k, B_c) -> (..., T_q, B_c)
+        mask_b = None if mask is None else mask[..., start:stop]  # (..., T_q, B_c)
+        if check_blocks:
+            _refuse_overflowing_scores(S_b, Q, K, mask_b)
+        S_b = S_b.astype(work, copy=False)  # (..., T_q, B_c)
+        if mask_b is not None:
+            S_b = np.where(mask_b, S_b, -np.inf)  # (..., T_q, B_c) masked keys get weight exactly 0
+
+        m_new = np.maximum(m, S_b.max(axis=-1, keepdims=True))  # (..., T_q, 1) the maximum so far
+        # A row that has seen only masked keys keeps m_new = -inf; exp(-inf - (-inf)) would be NaN.
+        # Subtract 0 there instead: its exponentials are exp(-inf) = 0, as they should be.
+        m_safe = np.where(m_new == -np.inf, 0.0, m_new)  # (..., T_q, 1)
+        with np.errstate(over="ignore", under="ignore"):  # -1e308 - 1e308 = -inf; exp(-inf) = 0
+            alpha = np.exp(m - m_safe)  # (..., T_q, 1) rescales what was summed under the old maximum
+            S_b -= m_safe  # (..., T_q, B_c) every entry <= 0
+            P_b = np.exp(S_b, out=S_b)  # (..., T_q, B_c) in place: the block's scores become exp(score - m)
+        l = alpha * l + P_b.sum(axis=-1, keepdims=True)  # (..., T_q, 1)
+        acc *= alpha  # (..., T_q, d_v) the old sum, rescaled to the new maximum
+        acc += P_b @ V_b.astype(work, copy=False)  # (..., T_q, B_c) @ (..., B_c, d_v) -> (..., T_q, d_v)
+        m = m_new
+    return (acc / l).astype(dtype, copy=False)  # (..., T_q, d_v) / (..., T_q, 1)
+
+
+def online_softmax_steps(x: object, block_size: int) -> tuple[list[dict], np.ndarray]:
+    """The online softmax of one row x, block by block: (one dict per block, the final softmax(x)).
+
+    Each dict: start, stop (the block is x[start:stop]), block_max, running_max (m), rescale
+    (exp(m_old - m_new), which multiplies the old sum), block_sum (sum of exp(x_b - m_new)) and
+    running_sum (l). The final weights are exp(x - m) / l with the last m and l.
+    """
+    x = _as_numeric(x, "x", min_ndim=1, finite="no_pos_inf")
+    if x.ndim != 1:
+        raise ValueError(f"x must be one row (1-D), got shape {x.shape}; for batches use tiled_attention")
+    block_size = _check_int(block_size, "block_size", minimum=1)
+    work = x.astype(np.float32) if x.dtype == np.float16 else x  # as softmax
+    if work.max() == -np.inf:
+        raise ValueError(f"x is -inf everywhere (shape {x.shape}): softmax of nothing is undefined (a fully masked row?)")
+    m, l = -np.inf, 0.0
+    steps = []
+    with np.errstate(over="ignore", under="ignore"):
+        for start in range(0, work.size, block_size):
+            stop = min(start + block_size, work.size)
+            x_b = work[start:stop]  # (B_c,)
+            m_new = max(m, float(x_b.max()))
+            m_safe = 0.0 if m_new == -np.inf else m_new  # a block of only -inf so far: see tiled_attention
+            alpha = math.exp(m - m_safe)  # exp(-inf) = 0.0 in Python too
+            block_sum = float(np.exp(x_b - m_safe).sum())
+            l = alpha * l + block_sum
+            m = m_new
+            steps.append({"start": start, "stop": stop, "block_max": float(x_b.max()), "running_max": m,
+                          "rescale": alpha, "block_sum": block_sum, "running_sum": l})
+        weights = np.exp(work - m) / l  # (T,) the final max and sum, applied once
+    return steps, weights.astype(x.dtype, copy=False)
 
 
 def attention_steps(
@@ -330,23 +484,31 @@ def _heads_message(name: str, d_model: int, n_heads: int) -> str:
     )
 
 
+def _split(x: np.ndarray, n_heads: int) -> np.ndarray:
+    *lead, T, d_model = x.shape
+    x = x.reshape(*lead, T, n_heads, d_model // n_heads)  # (..., T, d_model) -> (..., T, h, d_head)
+    return np.swapaxes(x, -3, -2)  # (..., T, h, d_head) -> (..., h, T, d_head), a view
+
+
+def _merge(x: np.ndarray) -> np.ndarray:
+    *lead, h, T, d_head = x.shape
+    x = np.swapaxes(x, -3, -2)  # (..., h, T, d_head) -> (..., T, h, d_head)
+    return x.reshape(*lead, T, h * d_head)  # (..., T, h, d_head) -> (..., T, h * d_head)
+
+
 def split_heads(x: object, n_heads: int) -> np.ndarray:
     """(..., T, d_model) -> (..., h, T, d_model/h): reshape to (..., T, h, d_head), then swap T and h."""
     x = _as_numeric(x, "x", min_ndim=2)
     n_heads = _check_int(n_heads, "n_heads", minimum=1)
-    *lead, T, d_model = x.shape
-    if d_model % n_heads:
-        raise ValueError(_heads_message(f"x with shape {x.shape}", d_model, n_heads))
-    x = x.reshape(*lead, T, n_heads, d_model // n_heads)  # (..., T, d_model) -> (..., T, h, d_head)
-    return np.ascontiguousarray(np.swapaxes(x, -3, -2))  # (..., T, h, d_head) -> (..., h, T, d_head), a copy
+    if x.shape[-1] % n_heads:
+        raise ValueError(_heads_message(f"x with shape {x.shape}", x.shape[-1], n_heads))
+    return np.ascontiguousarray(_split(x, n_heads))  # (..., h, T, d_head), a copy
 
 
 def merge_heads(x: object) -> np.ndarray:
     """(..., h, T, d_head) -> (..., T, h·d_head): the exact inverse of split_heads."""
     x = _as_numeric(x, "x", min_ndim=3)
-    *lead, h, T, d_head = x.shape
-    x = np.swapaxes(x, -3, -2)  # (..., h, T, d_head) -> (..., T, h, d_head)
-    return x.reshape(*lead, T, h * d_head)  # (..., T, h, d_head) -> (..., T, h * d_head)
+    return _merge(x)  # (..., h, T, d_head) -> (..., T, h * d_head)
 
 
 def multi_head_attention(
@@ -364,7 +526,7 @@ def multi_head_attention(
     concatenated heads (..., T, d_model), as the PyTorch reference text returns it.
     """
     n_heads = _check_int(n_heads, "n_heads", minimum=1)
-    Q, K, V = project_qkv(X, W_q, W_k, W_v)  # (..., T, d_model) each
+    Q, K, V = project_qkv(X, W_q, W_k, W_v)  # (..., T, d_model) each; checks X and every W, once
     _check_qk_width(np.shape(W_q), np.shape(W_k))
     for name, width in (("W_q", Q.shape[-1]), ("W_v", V.shape[-1])):
         if width % n_heads:
@@ -378,27 +540,20 @@ def multi_head_attention(
                 f"W_o needs shape ({d_model_v}, d_out)"
             )
     if mask is not None:
-        mask = _as_mask(mask)
-        T = Q.shape[-2]
-        lead = Q.shape[:-2]
-        try:
-            ok = np.broadcast_shapes(mask.shape, (*lead, T, T)) == (*lead, T, T)
-        except ValueError:
-            ok = False
-        if not ok:
-            raise ValueError(
-                f"mask has shape {mask.shape}, which does not broadcast to (..., T, T) = {(*lead, T, T)} "
-                f"for X with shape {np.shape(X)}"
-            )
+        *lead, T, _ = Q.shape
+        shape = (*lead, T, T)
+        mask = _check_mask(mask, shape, f"(..., T, T) = {shape} for X with shape {np.shape(X)}")
         if mask.ndim >= 3:  # a per-batch mask (..., T, T) lines up with (..., h, T, T) once it has a head axis
             mask = np.expand_dims(mask, -3)
-    out, weights = scaled_dot_product_attention(
-        split_heads(Q, n_heads),  # (..., h, T, d_k)
-        split_heads(K, n_heads),  # (..., h, T, d_k)
-        split_heads(V, n_heads),  # (..., h, T, d_v)
-        mask=mask,
+    # The heads are views of Q, K, V (no copies) and were checked as part of them: attend directly.
+    out, weights = _attend(
+        _split(Q, n_heads),  # (..., h, T, d_k)
+        _split(K, n_heads),  # (..., h, T, d_k)
+        _split(V, n_heads),  # (..., h, T, d_v)
+        mask,
+        scale=1.0 / math.sqrt(Q.shape[-1] // n_heads),  # 1/√d_head, not 1/√d_model
     )  # out (..., h, T, d_v), weights (..., h, T, T)
-    concat = merge_heads(out)  # (..., h, T, d_v) -> (..., T, h * d_v)
+    concat = _merge(out)  # (..., h, T, d_v) -> (..., T, h * d_v)
     if W_o is None:
         return concat, weights
     with np.errstate(over="ignore", invalid="ignore"):
@@ -414,6 +569,41 @@ def causal_mask(T: int) -> np.ndarray:
     """Boolean (T, T) mask, True on and below the diagonal: token i may attend to tokens 0..i."""
     T = _check_int(T, "T", minimum=1)
     return np.tril(np.ones((T, T), dtype=bool))  # (T, T)
+
+
+def padding_mask(lengths: object, T: int) -> np.ndarray:
+    """Boolean (B, 1, T) key padding mask: True where key j < lengths[b], broadcast over the queries.
+
+    For scores with a head axis (B, h, T_q, T_k), add one: ``padding_mask(...)[:, None]``
+    (multi_head_attention does that itself).
+    """
+    T = _check_int(T, "T", minimum=1)
+    if isinstance(lengths, (str, bytes)):
+        raise TypeError(f"lengths must be a 1-D sequence of integers, got a {type(lengths).__name__}")
+    try:
+        arr = np.asarray(lengths)
+    except ValueError as err:  # ragged nested lists
+        raise ValueError(f"lengths must be a 1-D sequence of integers: {err}") from None
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"lengths must be a non-empty 1-D sequence (one length per sentence), got shape {arr.shape}")
+    # a list such as [True, 2] becomes an int array: look at the caller's own items for booleans
+    has_bool = not isinstance(lengths, np.ndarray) and any(
+        isinstance(v, (bool, np.bool_)) for v in np.asarray(lengths, dtype=object).ravel()
+    )
+    if arr.dtype == bool or arr.dtype.kind not in "iu" or has_bool:
+        raise TypeError(
+            f"lengths must hold integers (the number of real tokens of each sentence), got {lengths!r} "
+            f"(dtype {arr.dtype}); 2.0 and True are not lengths"
+        )
+    for b, n in enumerate(arr.tolist()):
+        if n < 1:
+            raise ValueError(
+                f"lengths[{b}] is {n}: a sentence needs at least 1 real token, or its query rows would be "
+                "left with nothing to attend to"
+            )
+        if n > T:
+            raise ValueError(f"lengths[{b}] is {n} but T is {T}: a sentence cannot be longer than the padded length T")
+    return np.arange(T) < arr[:, None, None]  # (T,) < (B, 1, 1) -> (B, 1, T)
 
 
 def xavier_normal(n_in: int, n_out: int, rng: np.random.Generator) -> np.ndarray:
