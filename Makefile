@@ -52,6 +52,7 @@ images: $(STAMP)
 
 screenshots: $(STAMP)
 	$(BIN)/python tests/ui/screenshots.py
+	$(BIN)/python tests/ui/screenshots.py --present notebooks/02-query-key-value.ipynb notebooks/04-multi-head-attention.ipynb
 
 # Notebooks are committed executed. After editing one (or a helper it calls), re-run it here:
 # a fresh kernel per notebook, no widget state (keeps files small), no timing metadata and no stored

@@ -33,81 +33,47 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure, SubFigure
 from matplotlib.patches import Rectangle
 
+from helpers.panels import (
+    AXIS_LABELS,
+    CMAP,
+    KINDS,
+    LEGEND_LABELS,
+    NAN_COLOR,
+    STEP_KEYS,
+    Panel,
+    View,
+    format_matrix,
+    format_value,
+    step_panels,
+    text_colors,
+)
+
 if TYPE_CHECKING:  # for the annotations only
     from matplotlib.axes import Axes
-    from matplotlib.text import Text
 
 __all__ = [
     "CMAP",
     "KINDS",
     "STEP_KEYS",
     "Heatmap",
-    "StepView",
+    "Panel",
+    "View",
     "format_value",
     "heatmap",
     "heatmap_grid",
     "step_view",
-    "step_view_size",
+    "draw_view",
+    "view_size",
+    "plain_figure",
     "plot_head_split",
     "show_image_patches",
     "save_figure",
 ]
 
-CMAP = "viridis"  # the one colormap of the project (colour-blind safe, monotone luminance)
-NAN_COLOR = "#d0d0d0"  # cells that hold nan / ±inf: light grey, hatched, text "nan"
-KINDS = ("weights", "scores", "values")
-STEP_KEYS = ("scores", "scaled", "shifted", "exp", "row_sums", "weights", "output")
-DPI = 100  # save_figure and the widgets render at this resolution
-
-_CBAR_LABELS = {
-    "weights": "attention weight (fixed scale 0 to 1)",
-    "scores": "score (own scale, not 0 to 1)",
-    "values": "value (own scale, not 0 to 1)",
-}
-_AXIS_LABELS = {"weights": ("key", "query"), "scores": ("key", "query"), "values": ("feature", "token")}
-
-
-# --------------------------------------------------------------------------- formatting
-
-
-def format_value(
-    value: float, fmt: str | Callable[[float], str] | None = None, *, integer: bool | None = None
-) -> str:
-    """The text printed on a heatmap cell: fmt (a format spec or a callable), or a readable default.
-
-    The default keeps small cells short: exact zeros as "0", integers as integers, 3 decimals below
-    10, fewer above, and scientific notation below 0.001 or from 100000 on, so exp(-460) prints as
-    "1.7e-200" instead of "0.000". Non-finite values print as "nan", "inf", "-inf". ``integer``:
-    None decides per value; heatmaps pass whether the WHOLE matrix is integer, so one panel never
-    mixes "12" and "12.00".
-    """
-    v = float(value)
-    if math.isnan(v):
-        return "nan"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    if fmt is not None:
-        return fmt(v) if callable(fmt) else format(v, fmt)
-    if v == 0:
-        return "0"
-    a = abs(v)
-    if a < 1e-3 or a >= 1e5:
-        return f"{v:.1e}"
-    if (v == round(v)) if integer is None else integer:
-        return f"{v:.0f}"
-    if a >= 100:
-        return f"{v:.1f}"
-    if a >= 10:
-        return f"{v:.2f}"
-    return f"{v:.3f}"
-
-
-def _text_colors(rgba: np.ndarray) -> np.ndarray:
-    """'black' or 'white' per cell colour (..., 4), whichever contrasts more (WCAG luminance)."""
-    rgb = np.asarray(rgba, dtype=float)[..., :3]  # (..., 3) sRGB in 0..1
-    lin = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)  # (..., 3) linear light
-    lum = lin @ np.array([0.2126, 0.7152, 0.0722])  # (...,) relative luminance
-    return np.where(lum > 0.179, "black", "white")  # 0.179: equal contrast against black and white
+DPI = 100  # inline figures; make images saves at 2 * DPI (sharp on HiDPI screens)
+_CBAR_LABELS = LEGEND_LABELS
+_AXIS_LABELS = AXIS_LABELS
+_text_colors = text_colors
 
 
 # --------------------------------------------------------------------------- checks
@@ -296,15 +262,12 @@ class Heatmap:
         scaled[bad] = np.nan
         self.rgba = self.cmap(scaled, bytes=True)  # (R, C, 4) uint8, NaN -> NAN_COLOR
         colors = _text_colors(self.rgba / 255.0).tolist()  # (R, C) "black" / "white"
-        finite = data[~bad]
-        integer = bool(np.all(finite == np.round(finite)))  # one style per matrix: "12" or "12.00", not both
-        values = data.tolist()
+        strings = format_matrix(data, self.fmt)  # (R, C) the same texts as the live HTML tables
         bad = bad.tolist()
-        fmt, texts, hatches = self.fmt, self.texts, self.hatches
-        for i, row in enumerate(values):
-            for j, v in enumerate(row):
+        texts, hatches = self.texts, self.hatches
+        for i, row in enumerate(strings):
+            for j, s in enumerate(row):
                 text = texts[i, j]
-                s = format_value(v, fmt, integer=integer)
                 if text.get_text() != s:
                     text.set_text(s)
                     text.set_fontsize(self.fontsize if len(s) < 8 else self.fontsize * 0.85)  # "1.7e-200" fits
@@ -465,103 +428,73 @@ def heatmap_grid(
     return fig.get_figure(root=True) if isinstance(fig, SubFigure) else fig, handles
 
 
-# --------------------------------------------------------------------------- step view
-
-_STEP_TITLES = {
-    "scores": "1  scores = Q·Kᵀ",
-    "scaled": "2  × scale",
-    "shifted": "3  − row max",
-    "exp": "4  exp(·)",
-    "row_sums": "5  Σ row",
-    "weights": "6  weights = exp / Σ",
-    "output": "7  output = weights·V",
-}
+# --------------------------------------------------------------------------- views (as the live explorers)
 
 
-def _check_steps(steps: object, expect: dict | None = None) -> dict[str, np.ndarray]:
-    if not isinstance(steps, Mapping):
-        raise TypeError(
-            f"steps must be the dict returned by helpers.attention_steps(Q, K, V, scale), got {type(steps).__name__}"
-        )
-    missing = [k for k in STEP_KEYS if k not in steps]
-    if missing:
-        raise ValueError(f"steps lacks {missing}; expected the keys {list(STEP_KEYS)} of helpers.attention_steps")
-    out = {}
-    for key in STEP_KEYS:
-        arr = np.asarray(steps[key])
-        if arr.ndim != 2:
-            raise ValueError(
-                f"steps[{key!r}] has shape {arr.shape}; the step view draws one sequence, so it needs 2-D "
-                "matrices (no batch or head axis)"
-            )
-        out[key] = _check_matrix(arr, f"steps[{key!r}]")
-    T_q, T_k = out["scores"].shape
-    want = {
-        "scaled": (T_q, T_k), "shifted": (T_q, T_k), "exp": (T_q, T_k), "row_sums": (T_q, 1),
-        "weights": (T_q, T_k),
-    }
-    for key, shp in want.items():
-        if out[key].shape != shp:
-            raise ValueError(f"steps[{key!r}] has shape {out[key].shape} but steps['scores'] has shape {(T_q, T_k)}")
-    if out["output"].shape[0] != T_q:
-        raise ValueError(f"steps['output'] has shape {out['output'].shape} but there are {T_q} queries")
-    if expect is not None:
-        for key in STEP_KEYS:
-            if out[key].shape != expect[key]:
-                raise ValueError(
-                    f"steps[{key!r}] has shape {out[key].shape} but this step view was built for {expect[key]}"
-                )
-    return out
+def plain_figure(figsize: tuple[float, float], *, dpi: int = DPI) -> Figure:
+    """A Figure on its own Agg canvas that pyplot does not manage (``display(fig)`` shows it once)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
+    FigureCanvasAgg(fig)
+
+    def _png() -> bytes:  # shown as PNG even where pyplot's inline backend is not active
+        import io
+
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=fig.dpi, facecolor="white", metadata={"Software": None})
+        return buf.getvalue()
+
+    fig._repr_png_ = _png
+    return fig
 
 
-def _step_layout(T_q: int, T_k: int, d_v: int, one_row: bool | None, title: str | None) -> tuple:
-    """(rows of panel keys, matrix columns per row, cell inches, font size, default figsize) of a step view."""
-    widths = {k: (1 if k == "row_sums" else d_v if k == "output" else T_k) for k in STEP_KEYS}
-    if one_row is None:
-        one_row = sum(widths.values()) <= 21
-    if not isinstance(one_row, (bool, np.bool_)):
-        raise TypeError(f"one_row must be True, False or None (automatic), got {one_row!r}")
-    rows = [list(STEP_KEYS)] if one_row else [list(STEP_KEYS[:3]), list(STEP_KEYS[3:])]
-    units = [sum(widths[k] for k in r) for r in rows]  # matrix columns per row of panels
-    cell = 0.45 if max(T_q, T_k, d_v) <= 3 else 0.42  # inches per matrix cell
-    fontsize = 8 if max(T_q, T_k, d_v) <= 3 else 7
-    width = max(u * cell + len(r) * 0.35 for u, r in zip(units, rows, strict=True)) + 0.5
-    height = len(rows) * (T_q * cell + 0.95) + (0.3 if title is None or title else 0.05)
-    return rows, units, cell, fontsize, (round(width, 1), round(height, 1))
+def view_size(view: View) -> tuple[float, float]:
+    """The figsize ``draw_view`` picks: 0.45 inch per cell, panels in rows of ``view.ncols``."""
+    rows = _view_rows(view)
+    cell = 0.45 if max(max(p.matrix.shape) for p in view.panels) <= 4 else 0.4
+    width = max(sum(p.matrix.shape[1] * cell + 0.45 for p in r) for r in rows) + 0.6
+    width += 1.0 if any(p.kind == "weights" for p in view.panels) and view.legend else 0
+    height = sum(max(p.matrix.shape[0] for p in r) * cell + 0.95 for r in rows) + (0.3 if view.title else 0)
+    return round(width, 1), round(height, 1)
 
 
-def step_view_size(T: int, d_v: int, *, one_row: bool | None = None) -> tuple[float, float]:
-    """The figsize ``step_view`` picks for T tokens and d_v output features (to build your own figure)."""
-    return _step_layout(T, T, d_v, one_row, None)[4]
+def _view_rows(view: View) -> list[list[Panel]]:
+    n = view.ncols or len(view.panels)
+    return [view.panels[k : k + n] for k in range(0, len(view.panels), n)]
 
 
-class StepView:
-    """Handle returned by ``step_view``: one ``Heatmap`` per step in ``handles`` (keyed as STEP_KEYS)."""
-
-    def __init__(
-        self, fig: Figure | SubFigure, handles: dict[str, Heatmap], shapes: dict, scale_title: Text
-    ) -> None:
-        self.fig = fig
-        self.handles = handles
-        self._shapes = shapes
-        self._scale_title = scale_title
-
-    @property
-    def artists(self) -> list:
-        """Everything ``update`` changes: all panels' artists and the '× scale' title."""
-        return [a for h in self.handles.values() for a in h.artists] + [self._scale_title]
-
-    @property
-    def needs_full_draw(self) -> bool:
-        """True when a panel's colour bar moved and a blitting caller must redraw everything."""
-        return any(h.needs_full_draw for h in self.handles.values())
-
-    def update(self, steps: Mapping[str, object], scale: float | None = None) -> None:
-        """Draw new steps of the same shapes; ``scale`` (if given) is printed in panel 2's title."""
-        data = _check_steps(steps, self._shapes)
-        for key in STEP_KEYS:
-            self.handles[key].update(data[key])
-        self._scale_title.set_text(_STEP_TITLES["scaled"] if scale is None else f"2  × {float(scale):.4g}")
+def draw_view(view: View, *, fig: Figure | None = None, managed: bool = True) -> Figure:
+    """Draw a ``helpers.panels.View`` with matplotlib: the same panels, colours and texts as the live HTML."""
+    if not isinstance(view, View):
+        raise TypeError(f"view must be a helpers.panels.View, got {type(view).__name__}")
+    if fig is None:
+        fig = _new_figure(view_size(view)) if managed else plain_figure(view_size(view))
+    rows = _view_rows(view)
+    hosts = list(fig.subfigures(len(rows), 1)) if len(rows) > 1 else [fig]
+    width = max(sum(p.matrix.shape[1] + 1 for p in r) for r in rows)
+    handles = []
+    for host, row in zip(hosts, rows, strict=True):
+        used = sum(p.matrix.shape[1] + 1 for p in row)
+        if len(rows) > 1 and used < width - 0.5:  # a shorter row keeps the cell size; its rest stays empty
+            host = host.subfigures(1, 2, width_ratios=[used, width - used])[0]
+        axes = np.atleast_1d(host.subplots(1, len(row), width_ratios=[p.matrix.shape[1] for p in row]))
+        for c, (p, ax) in enumerate(zip(row, axes, strict=True)):
+            hm = heatmap(p.matrix, ax, row_labels=p.row_labels, col_labels=p.col_labels, title=p.title, kind=p.kind,
+                         fmt=p.fmt, vmin=p.vmin if p.kind != "weights" else None,
+                         vmax=p.vmax if p.kind != "weights" else None, colorbar=False, xlabel=p.xlabel,
+                         ylabel=p.ylabel if c == 0 else "", fontsize=8 if max(p.matrix.shape) <= 4 else 7)
+            hm.ax.title.set_fontsize(8)
+            handles.append(hm)
+    weights = [h for h in handles if h.kind == "weights"]
+    if weights and view.legend:
+        cbar = fig.colorbar(weights[0].im, ax=[h.ax for h in weights], shrink=0.9, fraction=0.05)
+        cbar.set_label(_CBAR_LABELS["weights"], fontsize=7)
+        cbar.ax.tick_params(labelsize=7)
+        cbar.set_ticks([0, 0.25, 0.5, 0.75, 1])
+    if view.title:
+        fig.suptitle(view.title, fontsize=9)
+    return fig
 
 
 def step_view(
@@ -573,50 +506,16 @@ def step_view(
     one_row: bool | None = None,
     title: str | None = None,
     fmt: str | Callable[[float], str] | None = None,
-    fig: Figure | SubFigure | None = None,
-    figsize: tuple[float, float] | None = None,
-) -> StepView:
-    """Draw helpers.attention_steps(...) as a row of annotated matrices, scores -> ... -> output."""
-    data = _check_steps(steps)
-    T_q, T_k = data["scores"].shape
-    d_v = data["output"].shape[1]
-    if token_labels is not None and T_q != T_k:
-        raise ValueError(f"token_labels needs T_q == T_k (self-attention), got scores of shape {(T_q, T_k)}")
-    toks = _check_labels(token_labels, T_k, "token_labels", data["scores"].shape)
-    feats = _check_labels(feature_labels, d_v, "feature_labels", data["output"].shape)
-    rows, units, cell, fontsize, default_size = _step_layout(T_q, T_k, d_v, one_row, title)
-    widths = {k: (1 if k == "row_sums" else d_v if k == "output" else T_k) for k in STEP_KEYS}
-    if fig is None:
-        fig = _new_figure(default_size if figsize is None else figsize)
+) -> Figure:
+    """Draw helpers.attention_steps(...) as seven annotated matrices, scores -> ... -> output (as the live view)."""
+    panels = step_panels(steps, token_labels, feature_labels=feature_labels, scale=scale, fmt=fmt)
+    if one_row is None:
+        one_row = sum(p.matrix.shape[1] for p in panels) <= 21
+    if not isinstance(one_row, (bool, np.bool_)):
+        raise TypeError(f"one_row must be True, False or None (automatic), got {one_row!r}")
     if title is None:
-        title = "softmax(Q·Kᵀ × scale)·V, step by step (weights on 0..1; other panels each on their own colour range)"
-    if title:
-        fig.suptitle(title, fontsize=9)
-    hosts = list(fig.subfigures(len(rows), 1)) if len(rows) > 1 else [fig]
-    span = [u + 0.8 * len(r) for u, r in zip(units, rows, strict=True)]  # cells plus room for the gaps
-    for r in range(len(rows) if len(rows) > 1 else 0):  # a shorter row keeps the cell size: its rest stays empty
-        if span[r] < max(span) - 0.5:
-            hosts[r] = hosts[r].subfigures(1, 2, width_ratios=[span[r], max(span) - span[r]])[0]
-    handles = {}
-    for r, keys in enumerate(rows):
-        axes = hosts[r].subplots(1, len(keys), width_ratios=[widths[k] for k in keys])
-        for c, (key, ax) in enumerate(zip(keys, np.atleast_1d(axes), strict=True)):
-            cols = ["Σ"] if key == "row_sums" else feats if key == "output" else toks
-            handles[key] = heatmap(
-                data[key], ax, row_labels=toks if T_q == T_k else None, col_labels=cols,
-                title=_STEP_TITLES[key], kind="weights" if key == "weights" else "values", fmt=fmt,
-                colorbar=False, fontsize=fontsize,
-                xlabel="feature" if key == "output" else "" if key == "row_sums" else "key",
-                ylabel="query" if c == 0 else "",
-            )
-            handles[key].ax.title.set_fontsize(fontsize + 1)
-            if c:
-                ax.tick_params(labelleft=False)
-    scale_title = handles["scaled"].ax.title
-    view = StepView(fig, handles, {k: v.shape for k, v in data.items()}, scale_title)
-    if scale is not None:
-        scale_title.set_text(f"2  × {float(scale):.4g}")
-    return view
+        title = "softmax(Q·Kᵀ × scale)·V, step by step (attention weights on 0..1; other panels each on their own range)"
+    return draw_view(View(panels, title, ncols=None if one_row else 4))
 
 
 # --------------------------------------------------------------------------- one-off figures
@@ -723,7 +622,7 @@ def show_image_patches(image: object, patch: int) -> Figure:
     return fig
 
 
-def save_figure(fig: Figure, path: str | Path, *, dpi: int = DPI) -> Path:
+def save_figure(fig: Figure, path: str | Path, *, dpi: int = 2 * DPI) -> Path:
     """Save ``fig`` at a fixed size and dpi (no tight bbox), without a timestamp, for ``make images``."""
     if not isinstance(fig, Figure):
         raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")

@@ -197,31 +197,32 @@ def test_heatmap_grid_rejects_mixed_shapes_and_wrong_titles():
         P.heatmap_grid(np.eye(3))
 
 
-def test_step_view_panels_show_attention_steps_and_update():
+def _panel_axes(fig):
+    return [ax for ax in fig.axes if ax.images]
+
+
+def test_step_view_panels_show_attention_steps():
     Q, K, V = helpers.project_qkv(E.T001_X, E.T001_WQ, E.T001_WK, E.T001_WV)
     steps = helpers.attention_steps(Q, K, V, scale=1 / np.sqrt(3))
-    view = P.step_view(steps, TOKENS, scale=1 / np.sqrt(3))
-    assert list(view.handles) == list(P.STEP_KEYS)
-    for key in P.STEP_KEYS:
-        np.testing.assert_array_equal(view.handles[key].matrix, steps[key])
-    assert view.handles["weights"].im.get_clim() == (0.0, 1.0)
-    assert view.handles["scaled"].ax.get_title() == "2  × 0.5774"
-    steps2 = helpers.attention_steps(Q, K, V, scale=1.0)
-    view.update(steps2, scale=1.0)
-    assert view.handles["weights"].cell_texts()[0] == [P.format_value(v, integer=False) for v in steps2["weights"][0]]
-    assert view.handles["scaled"].ax.get_title() == "2  × 1"
+    fig = P.step_view(steps, TOKENS, scale=1 / np.sqrt(3))
+    axes = _panel_axes(fig)
+    assert len(axes) == len(P.STEP_KEYS)
+    for key, ax in zip(P.STEP_KEYS, axes, strict=True):
+        np.testing.assert_array_equal(ax.images[0].get_array(), steps[key])
+        assert [t.get_text() for t in ax.texts] == [t for row in P.format_matrix(steps[key]) for t in row]
+    assert axes[5].images[0].get_clim() == (0.0, 1.0)  # attention weights: fixed 0..1
+    assert axes[0].get_title() == "1 scores Q·Kᵀ" and axes[1].get_title() == "2 scaled scores × 0.5774"
 
 
 def test_step_view_layout_one_row_for_three_tokens_two_rows_for_five():
     Q, K, V = helpers.project_qkv(E.T000_F2_X, E.T000_F2_WQ, E.T000_F2_WK, E.T000_F2_WV)
-    view5 = P.step_view(helpers.attention_steps(Q, K, V, scale=0.5), list("abcde"))
-    rows = {round(h.ax.get_position().y0, 2) for h in view5.handles.values()}
-    assert len(rows) == 2
-    assert view5.fig.get_size_inches().tolist() == list(P.step_view_size(5, 4))
+    fig5 = P.step_view(helpers.attention_steps(Q, K, V, scale=0.5), list("abcde"))
+    fig5.canvas.draw()
+    assert len({round(ax.get_position().y0, 2) for ax in _panel_axes(fig5)}) == 2
     Q, K, V = helpers.project_qkv(E.T001_X, E.T001_WQ, E.T001_WK, E.T001_WV)
-    view3 = P.step_view(helpers.attention_steps(Q, K, V), TOKENS)
-    view3.fig.canvas.draw()
-    assert len({round(h.ax.get_position().y0, 2) for h in view3.handles.values()}) == 1
+    fig3 = P.step_view(helpers.attention_steps(Q, K, V), TOKENS)
+    fig3.canvas.draw()
+    assert len({round(ax.get_position().y0, 2) for ax in _panel_axes(fig3)}) == 1
 
 
 def test_step_view_rejects_what_is_not_attention_steps():
@@ -234,10 +235,8 @@ def test_step_view_rejects_what_is_not_attention_steps():
     batched = {k: v[None] for k, v in steps.items()}
     with pytest.raises(ValueError, match="needs 2-D matrices"):
         P.step_view(batched)
-    view = P.step_view(steps)
-    Q5, K5, V5 = helpers.project_qkv(E.T000_F2_X, E.T000_F2_WQ, E.T000_F2_WK, E.T000_F2_WV)
-    with pytest.raises(ValueError, match="but this step view was built for"):
-        view.update(helpers.attention_steps(Q5, K5, V5))
+    with pytest.raises(TypeError, match="view must be a helpers.panels.View"):
+        P.draw_view([P.Panel(np.eye(2))])
 
 
 # --------------------------------------------------------------------------- one-off figures
@@ -275,7 +274,7 @@ def test_save_figure_has_a_stable_size_and_identical_bytes(tmp_path):
     a = P.save_figure(fig, tmp_path / "sub" / "a.png")
     b = P.save_figure(P.plot_head_split(4, 2), tmp_path / "b.png")  # a fresh figure: `make images` twice
     assert a.read_bytes() == b.read_bytes()
-    w, h = fig.get_size_inches() * P.DPI
+    w, h = fig.get_size_inches() * 2 * P.DPI  # saved at 2x: sharp on HiDPI screens
     assert Image.open(a).size == (round(w), round(h))
     with pytest.raises(ValueError, match="path must end in .png or .svg"):
         P.save_figure(fig, tmp_path / "c.jpg")

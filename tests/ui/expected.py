@@ -1,27 +1,28 @@
 """What helpers.attention computes for an explorer's state (the JSON of its readout's data-state).
 
 ``expected(state)`` maps the explorer kind (see ``helpers/explorers.py``) to helper calls and returns
-``Expected``: the weights and output the data-state must hold, and the matrices of the readout's
-tables in the order the page shows them. The browser tests compare the page's visible 4-decimal
-tables with ``as_4_decimals`` of these. A kind missing here fails the test with a message naming it,
-so a new explorer cannot go unchecked.
+``Expected``: the weights and output the data-state must hold, and the matrix of every heatmap table
+in the order the page shows them. The browser tests compare the numbers printed in the heatmaps'
+cells with ``cell_texts`` of these (the format of ``helpers.panels.format_matrix``). A kind missing
+here fails the test with a message naming it, so a new explorer cannot go unchecked: adding an
+explorer means adding one function here.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 
 import helpers.attention as att
+from helpers.panels import STEP_KEYS, format_matrix
 
 
 class Expected(NamedTuple):
     weights: np.ndarray
     output: np.ndarray | None
-    tables: list[np.ndarray]  # every readout table, in page order
+    tables: list[np.ndarray]  # every heatmap table, in page order
 
 
 def number_array(x: object) -> np.ndarray:
@@ -39,16 +40,20 @@ def _get(inputs: dict, name: str, kind: str) -> np.ndarray:
     return number_array(inputs[name])
 
 
+def _steps(Q: np.ndarray, K: np.ndarray, V: np.ndarray, scale: float) -> Expected:
+    """The weights heatmap, then the seven panels of the step view."""
+    st = att.attention_steps(Q, K, V, scale)
+    return Expected(st["weights"], st["output"], [st["weights"], *(st[k] for k in STEP_KEYS)])
+
+
 def _no_weights(inp: dict) -> Expected:
     X = _get(inp, "X", "no-weights")  # (T, d)
-    out, w = att.self_attention(X, scale=float(inp["scale"]))  # (T, d), (T, T)
-    return Expected(w, out, [w, out])
+    return _steps(X, X, X, float(inp["scale"]))
 
 
 def _qkv(inp: dict) -> Expected:
     X, W_q, W_k, W_v = (_get(inp, n, "qkv") for n in ("X", "W_q", "W_k", "W_v"))
-    out, w = att.single_head_attention(X, W_q, W_k, W_v, scale=float(inp["scale"]))  # (T, d_v), (T, T)
-    return Expected(w, out, [w, out])
+    return _steps(*att.project_qkv(X, W_q, W_k, W_v), float(inp["scale"]))
 
 
 def _scaling(inp: dict) -> Expected:
@@ -57,7 +62,7 @@ def _scaling(inp: dict) -> Expected:
     V = np.zeros((K.shape[0], 1))  # (T, 1) only the weights are shown
     _, scaled = att.scaled_dot_product_attention(Q, K, V)  # (T, T) scale 1/sqrt(d_k)
     _, unscaled = att.scaled_dot_product_attention(Q, K, V, scale=1.0)  # (T, T)
-    return Expected(scaled, None, [scaled, unscaled])
+    return Expected(scaled, None, [unscaled, scaled])
 
 
 _DTYPES = {"float16": np.float16, "float32": np.float32, "float64": np.float64}
@@ -76,13 +81,13 @@ def _overflow(inp: dict) -> Expected:
     stable = att.softmax(scores)  # (T, T)
     with np.errstate(all="ignore"):
         naive = att.naive_softmax(scores)  # (T, T) may hold nan
-    return Expected(stable, None, [stable, naive, scores])
+    return Expected(stable, None, [scores, naive, stable])
 
 
 def _multihead(inp: dict) -> Expected:
     X, W_q, W_k, W_v = (_get(inp, n, "multihead") for n in ("X", "W_q", "W_k", "W_v"))
     out, w = att.multi_head_attention(X, W_q, W_k, W_v, int(inp["n_heads"]))  # (T, d_model), (h, T, T)
-    return Expected(w, out, [*w, out])
+    return Expected(w, out, list(w))
 
 
 def _softmax_row(inp: dict) -> Expected:
@@ -110,14 +115,6 @@ def expected(state: dict) -> Expected:
     return KINDS[kind](state.get("inputs", {}))
 
 
-def _cell(v: float) -> str:
-    if math.isnan(v):
-        return "nan"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return f"{v:.4f}"
-
-
-def as_4_decimals(matrix: np.ndarray) -> list[str]:
-    """A matrix as the readout shows it: row by row, 4 decimals, nan / inf / -inf spelled out."""
-    return [_cell(float(v)) for v in np.asarray(matrix, dtype=np.float64).ravel()]
+def cell_texts(matrices: list[np.ndarray]) -> list[list[str]]:
+    """Every heatmap's cell texts, row by row, as the page prints them (one list per table)."""
+    return [[t for row in format_matrix(m) for t in row] for m in matrices]

@@ -9,8 +9,8 @@ Three pieces, each usable on its own:
   the server, its kernels and its process group;
 - page helpers (``open_notebook``, ``run_all``, ``problems``, ``explorers``, ``move_slider``, ...) that act
   as a person would: the menu for "Run All", the keyboard on a slider handle, and the DOM contract of
-  ``helpers/explorers.py`` (``.attn-explorer``, ``.attn-slider``, ``.attn-heatmap``, ``.attn-readout``
-  with a ``data-state`` element) to read what the page shows.
+  ``helpers/explorer.py`` (``.attn-explorer``, ``.attn-slider``, ``.attn-heatmap`` tables,
+  ``.attn-readout`` with a ``data-state`` element) to read what the page shows.
 
 Playwright is imported only inside the functions that need it, so this module imports without a browser.
 """
@@ -431,8 +431,8 @@ _JS_WIDGET_OUTPUTS = """() => {
 }"""
 
 _JS_HEATMAPS = """() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .attn-heatmap')].map(el => {
-  const img = el.tagName === 'IMG' ? el : el.querySelector('img');
-  return img ? {src: (img.src || '').slice(0, 40), complete: img.complete, w: img.naturalWidth} : {missing: true};
+  const tables = el.querySelectorAll('table.attn-hm');
+  return {tables: tables.length, cells: el.querySelectorAll('table.attn-hm td').length};
 })"""
 
 
@@ -463,16 +463,17 @@ def problems(page) -> list[str]:
                 f"cell {w['cell']}: widget output {w['output']} is not a rendered widget: {w['text']!r}"
             )
     for i, h in enumerate(page.evaluate(_JS_HEATMAPS)):
-        if h.get("missing") or not h["complete"] or h["w"] == 0:
-            found.append(f"heatmap {i} not loaded: {h}")
+        if not h["tables"] or not h["cells"]:
+            found.append(f"heatmap {i} shows no table: {h}")
     return found
 
 
 def wait_heatmaps_loaded(page, timeout_ms: int = TIMEOUT_MS) -> None:
-    """Wait until every .attn-heatmap image has finished loading (or failed: problems() reports it)."""
-    page.wait_for_function(
-        f"() => ({_JS_HEATMAPS})().every(h => h.missing || h.complete)", timeout=timeout_ms
-    )
+    """Wait until every .attn-heatmap shows its tables (problems() reports one that never does)."""
+    try:
+        page.wait_for_function(f"() => ({_JS_HEATMAPS})().every(h => h.tables > 0)", timeout=timeout_ms)
+    except Exception:  # noqa: BLE001 - reported by problems()
+        pass
 
 
 # --------------------------------------------------------------------------- explorers
@@ -496,16 +497,43 @@ def read_state(explorer) -> dict:
     return json.loads(raw)
 
 
-def readout_tables(explorer) -> list[list[str]]:
-    """The visible cells (<td>, not the row/column labels) of every table in the readout, row by row."""
-    return explorer.locator(".attn-readout table").evaluate_all(
-        "ts => ts.map(t => [...t.querySelectorAll('td')].map(td => td.innerText.trim()))"
+def heatmap_cells(explorer) -> list[list[str]]:
+    """The cell texts of every heatmap table of ``explorer``, row by row, one list per table (page order)."""
+    return explorer.locator(".attn-heatmap table.attn-hm").evaluate_all(
+        "ts => ts.map(t => [...t.querySelectorAll('td')].map(td => td.textContent.trim()))"
     )
 
 
-def heatmap_srcs(explorer) -> list[str]:
-    return explorer.locator(".attn-heatmap").evaluate_all(
-        "els => els.map(el => (el.tagName === 'IMG' ? el : el.querySelector('img'))?.src ?? '')"
+_JS_HEATMAP_TEXT = "root => [...root.querySelectorAll('.attn-heatmap td')].map(td => td.textContent).join('|')"
+
+
+def heatmap_text(explorer) -> str:
+    """Every heatmap cell of ``explorer`` joined: changes whenever a number shown changes."""
+    return explorer.evaluate(_JS_HEATMAP_TEXT)
+
+
+def presentation_mode(page) -> None:
+    """JupyterLab's own presentation mode (View > Appearance > Presentation Mode), file browser closed."""
+    page.evaluate(
+        """async () => {
+          const app = window.jupyterapp;
+          if (!app.shell.presentationMode) await app.commands.execute('application:toggle-presentation-mode');
+          app.shell.collapseLeft();
+        }"""
+    )
+    page.wait_for_timeout(300)  # the layout settles, not an assertion
+
+
+def run_in_kernel(page, code: str, timeout_ms: int = TIMEOUT_MS) -> None:
+    """Run ``code`` in the open notebook's kernel (as a cell would, without adding one) and wait for it."""
+    page.evaluate(
+        """async code => {
+          const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+          const future = kernel.requestExecute({code, silent: false, store_history: false});
+          const reply = await future.done;
+          if (reply.content.status !== 'ok') throw new Error(reply.content.ename + ': ' + reply.content.evalue);
+        }""",
+        code,
     )
 
 
@@ -521,7 +549,7 @@ def pick_slider(explorer):
     """The slider a person would try first: a matrix entry that changes the weights (not W_v, which only
     changes the output), else the first scalar slider that is not the `head` selector (which changes
     nothing but which sliders are shown)."""
-    sliders = explorer.locator(".attn-slider")
+    sliders = explorer.locator(".attn-slider:visible")  # not those on a hidden tab
     n = sliders.count()
     if not n:
         raise AssertionError(f"explorer {explorer_kind(explorer)!r} has no .attn-slider")

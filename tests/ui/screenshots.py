@@ -1,6 +1,9 @@
 """Screenshots of each notebook's main explorer, as JupyterLab shows it, for the README.
 
-Run: ``python tests/ui/screenshots.py [--out images] [NOTEBOOK ...]`` (needs Chromium, see conftest.py).
+Run: ``python tests/ui/screenshots.py [--out images] [--present] [NOTEBOOK ...]`` (needs Chromium, see
+conftest.py). With ``--present`` it shows the classroom view instead: a 1280×720 window, JupyterLab's
+View > Presentation Mode, the file browser closed and ``helpers.presentation(True)``, the main explorer
+scrolled to the top; the whole window is saved as ``<out>/presentation-<notebook stem>.png``.
 For every notebook (default: those under notebooks/, solutions excluded) that has an ``.attn-explorer``,
 it runs all cells in headless Chromium and saves an element screenshot of the output area of its main
 explorer (the one with the most sliders; the first of those) to ``<out>/screenshot-<notebook stem>.png``. Names are stable, so a rerun replaces the files.
@@ -41,9 +44,7 @@ def shoot(page, out: Path, max_width: int) -> tuple[int, int] | None:
             """([root, name, target]) => {
               const el = root.querySelector('.attn-readout [data-state]');
               const state = el && JSON.parse(el.getAttribute('data-state'));
-              const imgs = [...root.querySelectorAll('.attn-heatmap img, img.attn-heatmap')];
-              return state && Math.abs(state.inputs[name] - target) < 1e-9
-                && imgs.every(img => img.complete && img.naturalWidth > 0);
+              return state && Math.abs(state.inputs[name] - target) < 1e-9;
             }""",
             arg=[main.element_handle(), name, target],
             timeout=30_000,
@@ -66,6 +67,25 @@ def shoot(page, out: Path, max_width: int) -> tuple[int, int] | None:
     return img.size
 
 
+def present(page, out: Path) -> tuple[int, int] | None:
+    """The classroom view of the main explorer at 1280×720 (see the module docstring) to ``out``."""
+    explorers = lab.explorers(page)
+    if explorers.count() == 0:
+        return None
+    n_sliders = [explorers.nth(k).locator(".attn-slider").count() for k in range(explorers.count())]
+    main = explorers.nth(n_sliders.index(max(n_sliders)))
+    lab.run_in_kernel(page, "import helpers; helpers.presentation(True)")
+    lab.presentation_mode(page)
+    page.wait_for_function("root => root.querySelector('.attn-view')?.style.fontSize === '1.6em'",
+                           arg=main.element_handle())
+    page.mouse.move(0, 0)
+    main.evaluate("el => el.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(300)  # let the scroll settle before the picture
+    out.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(out), animations="disabled", caret="hide")
+    return 1280, 720
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("notebooks", nargs="*", type=Path, help="notebooks (default: notebooks/*.ipynb)")
@@ -73,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--max-width", type=int, default=1000, help="scale wider screenshots down (default 1000 px)"
     )
+    ap.add_argument("--present", action="store_true", help="classroom view at 1280x720 instead")
     args = ap.parse_args(argv)
     notebooks = [p.resolve() for p in args.notebooks] or sorted(lab.NOTEBOOKS.glob("*.ipynb"))
     if lab.find_chromium() is None:
@@ -80,14 +101,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with lab.lab_and_browser() as (server, browser):
         for nb in notebooks:
-            page = lab.new_page(browser, width=1200, height=2400)
+            page = lab.new_page(browser, width=1280 if args.present else 1200, height=720 if args.present else 2400)
             try:
                 lab.run_notebook(page, server, nb)
                 found = lab.problems(page)
                 if found:  # the explorer may still be fine: shoot it, warn, and let `pytest tests/ui` judge
                     print(f"# warning: {nb.name} has problems: {found[0][:300]}", file=sys.stderr)
-                out = args.out / f"screenshot-{nb.stem}.png"
-                size = shoot(page, out, args.max_width)
+                if args.present:
+                    out = args.out / f"presentation-{nb.stem}.png"
+                    size = present(page, out)
+                else:
+                    out = args.out / f"screenshot-{nb.stem}.png"
+                    size = shoot(page, out, args.max_width)
                 print(f"{nb.name}: no explorer" if size is None else f"{out} {size[0]}x{size[1]}")
             finally:
                 page.context.close()

@@ -3,9 +3,11 @@
 For each notebook under notebooks/ (solutions included, found by glob), in headless Chromium:
 Edit > Clear Outputs of All Cells, Run > Run All Cells, wait for the kernel, then
 - no error output, every widget rendered as a widget (not as text), every heatmap image loaded;
-- for each `.attn-explorer`: press an arrow key on a slider handle; the heatmap image changes and the
-  readout's visible 4-decimal numbers change and equal what helpers.attention computes for the state the
-  readout reports (its data-state JSON);
+- for each `.attn-explorer`: press an arrow key on a slider handle; the numbers printed in the heatmap
+  tables change and equal what helpers.attention computes for the state the readout reports (its
+  data-state JSON);
+- with `helpers.presentation(True)` in a 1280×720 window (JupyterLab's presentation mode, file browser
+  closed): each explorer's main heatmap and its controls are visible together;
 - File > Save Notebook writes only the served temporary copy, never the committed notebook.
 
 Run: `pytest tests/ui` (needs Chromium, see conftest.py).
@@ -55,9 +57,10 @@ def test_notebook_runs_clean(ran):
     assert not found, f"{notebook.name} in JupyterLab:\n" + "\n".join(found)
 
 
-def _check_readout(explorer, where: str) -> tuple[dict, list[list[str]]]:
-    """data-state and visible tables == helpers.attention for the reported inputs; returns (state, tables)."""
+def _check_numbers(explorer, where: str) -> tuple[dict, list[list[str]]]:
+    """data-state and the heatmaps' printed numbers == helpers.attention for the reported inputs."""
     state = lab.read_state(explorer)
+    assert "error" not in state, f"{where}: the explorer refused its state: {state['error']}"
     want = exp.expected(state)
     np.testing.assert_allclose(
         exp.number_array(state["weights"]), want.weights, rtol=0, atol=1e-9,
@@ -68,10 +71,10 @@ def _check_readout(explorer, where: str) -> tuple[dict, list[list[str]]]:
             exp.number_array(state["output"]), want.output, rtol=0, atol=1e-9,
             err_msg=f"{where}: data-state output differs from helpers.attention (atol 1e-9)",
         )  # fmt: skip
-    shown = lab.readout_tables(explorer)
-    wanted = [exp.as_4_decimals(m) for m in want.tables]
+    shown = lab.heatmap_cells(explorer)
+    wanted = exp.cell_texts(want.tables)
     assert shown == wanted, (
-        f"{where}: the readout tables show\n  {shown}\nbut helpers.attention gives\n  {wanted}\n"
+        f"{where}: the heatmaps print\n  {shown}\nbut helpers.attention gives\n  {wanted}\n"
         f"for inputs {state['inputs']}"
     )
     return state, shown
@@ -87,7 +90,7 @@ def _wait(page, failure: str, js: str, arg, timeout_ms: int = 30_000) -> None:
         pytest.fail(f"{failure} within {timeout_ms / 1000:.0f} s", pytrace=False)
 
 
-def test_explorers_respond_to_a_slider(ran):
+def test_explorers_respond_to_a_slider_or_a_click(ran):
     notebook, page = ran
     explorers = lab.explorers(page)
     count = explorers.count()
@@ -98,43 +101,86 @@ def test_explorers_respond_to_a_slider(ran):
         explorer = explorers.nth(i)
         kind = lab.explorer_kind(explorer)
         where = f"{notebook.name}, explorer {i} ({kind})"
-        state0, shown0 = _check_readout(explorer, where + " before the move")
-        srcs0 = lab.heatmap_srcs(explorer)
+        state0, shown0 = _check_numbers(explorer, where + " before the move")
+        text0 = lab.heatmap_text(explorer)
         raw0 = explorer.locator(".attn-readout [data-state]").first.get_attribute("data-state")
-        assert srcs0, f"{where}: no .attn-heatmap image"
 
-        slider = lab.pick_slider(explorer)
-        handle = slider.locator(".noUi-handle").first
-        handle.scroll_into_view_if_needed()
-        value0 = slider.locator(".widget-readout").inner_text()
-        key = lab.move_slider(handle)
-        label = f"{where}: {key} on {slider.get_attribute('class')}"
+        if explorer.locator(".attn-slider:visible").count():
+            slider = lab.pick_slider(explorer)
+            handle = slider.locator(".noUi-handle").first
+            handle.scroll_into_view_if_needed()
+            value0 = slider.locator(".widget-readout").inner_text()
+            key = lab.move_slider(handle)
+            label = f"{where}: {key} on {slider.get_attribute('class')}"
+        else:  # a grid of on/off cells (a mask): click the first one, as a person would
+            slider, toggle = None, explorer.locator(".attn-toggle").first
+            assert toggle.count(), f"{where}: no visible .attn-slider and no .attn-toggle to act on"
+            toggle.scroll_into_view_if_needed()
+            toggle.click()
+            label = f"{where}: click on {toggle.get_attribute('class')}"
 
-        # (a) the heatmap image was replaced and the new one has loaded
+        # the numbers printed in the heatmaps changed, and the readout's data-state with them
         _wait(
             page,
-            f"{label}: the heatmap image did not change (or the new one did not load)",
-            """([root, old]) => {
-              const imgs = [...root.querySelectorAll('.attn-heatmap')]
-                .map(el => el.tagName === 'IMG' ? el : el.querySelector('img'));
-              return imgs.some((img, k) => img && img.src !== old[k])
-                && imgs.every(img => img && img.complete && img.naturalWidth > 0);
-            }""",
-            [explorer.element_handle(), srcs0],
+            f"{label}: the heatmap numbers did not change",
+            f"([root, old]) => ({lab._JS_HEATMAP_TEXT})(root) !== old",
+            [explorer.element_handle(), text0],
         )
-        value1 = slider.locator(".widget-readout").inner_text()
-        assert value1 != value0, f"{label}: the slider's readout still shows {value0}"
-        # (b) the readout was redrawn for the new state and its numbers are helpers.attention's
+        if slider is not None:
+            value1 = slider.locator(".widget-readout").inner_text()
+            assert value1 != value0, f"{label}: the slider's readout still shows {value0}"
         _wait(
             page,
             f"{label}: the readout's data-state did not change",
             "([root, old]) => root.querySelector('.attn-readout [data-state]')?.getAttribute('data-state') !== old",
             [explorer.element_handle(), raw0],
         )
-        state1, shown1 = _check_readout(explorer, label)
+        state1, shown1 = _check_numbers(explorer, label)
         assert state1["inputs"] != state0["inputs"], f"{label}: data-state inputs did not change"
-        assert shown1 != shown0, f"{label}: the readout's numbers did not change ({shown0})"
-        assert lab.heatmap_srcs(explorer) != srcs0, f"{label}: heatmap src unchanged"
+        assert shown1 != shown0, f"{label}: the heatmaps' numbers did not change ({shown0})"
+
+
+_JS_VISIBLE = """root => {
+  const view = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer')
+    ?? document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
+  const box = view.getBoundingClientRect();
+  const top = Math.max(box.top, 0), bottom = Math.min(box.bottom, window.innerHeight);
+  const right = Math.min(box.right, window.innerWidth);
+  const inside = el => {
+    const r = el.getBoundingClientRect();
+    return r.width > 0 && r.top >= top - 1 && r.bottom <= bottom + 1 && r.left >= box.left - 1 && r.right <= right + 1;
+  };
+  const main = root.querySelector('.attn-heatmap table.attn-hm');
+  const controls = [...root.querySelectorAll('.attn-slider, .attn-control, .attn-toggle')]
+    .filter(el => el.offsetParent !== null);  // not those on a hidden tab
+  const out = controls.filter(el => !inside(el)).map(el => el.className.match(/attn-(slider|control|toggle)--\\S+/)?.[0]);
+  return {main: inside(main), mainRect: JSON.stringify(main.getBoundingClientRect()), outside: out,
+          n: controls.length, big: main.closest('.attn-view').style.fontSize};
+}"""
+
+
+@pytest.mark.parametrize(
+    "notebook", [p for p in NOTEBOOKS if "solutions" not in p.parts], ids=lambda p: p.name
+)
+def test_presentation_mode_shows_each_main_heatmap_with_its_controls_at_1280x720(notebook, browser, lab_server):
+    page = lab.new_page(browser, width=1280, height=720)
+    try:
+        lab.run_notebook(page, lab_server, notebook)
+        lab.run_in_kernel(page, "import helpers; helpers.presentation(True)")
+        lab.presentation_mode(page)
+        explorers = lab.explorers(page)
+        for i in range(explorers.count()):
+            ex = explorers.nth(i)
+            _wait(page, f"{notebook.name} explorer {i}: presentation size not applied",
+                  "root => root.querySelector('.attn-view')?.style.fontSize === '1.6em'", ex.element_handle())
+            ex.evaluate("el => el.scrollIntoView({block: 'start'})")
+            page.wait_for_timeout(300)  # let the scroll settle before measuring, not an assertion
+            seen = ex.evaluate(_JS_VISIBLE)
+            where = f"{notebook.name}, explorer {i} ({lab.explorer_kind(ex)})"
+            assert seen["main"], f"{where}: the main heatmap is not fully visible at 1280×720 ({seen['mainRect']})"
+            assert not seen["outside"], f"{where}: controls outside the window beside the heatmap: {seen['outside']}"
+    finally:
+        page.context.close()
 
 
 def test_saving_touches_only_the_served_copy(ran, lab_server):

@@ -1,0 +1,360 @@
+"""The controls of the live explorers: matrix-shaped sliders, on/off grids, single sliders, choices.
+
+Every control has ``.widget`` (what is displayed), ``.value`` (the current value), ``set_value(v,
+notify=...)`` and ``observe(fn)``; plain ipywidgets sliders, dropdowns and checkboxes are used as they
+are (their ``value`` trait). DOM contract (the browser tests in ``tests/ui`` rely on it):
+
+* a matrix entry's slider has the classes ``attn-slider attn-slider--<matrix>-<i>-<j>`` (``i``, ``j``
+  index the FULL matrix, counted from 0 as in NumPy; the labels beside the grid count from 1, as the
+  notebooks count tokens and features), a single slider ``attn-slider attn-slider--<name>``;
+* an on/off cell of a ``MatrixToggles`` grid has ``attn-toggle attn-toggle--<name>-<i>-<j>``;
+* dropdowns, checkboxes and buttons have ``attn-control attn-control--<name>``.
+
+Shape notation: ``R`` rows, ``C`` columns of the matrix a grid stands for.
+"""
+
+from __future__ import annotations
+
+import html
+import numbers
+from collections.abc import Callable, Sequence
+
+import ipywidgets as W
+import numpy as np
+
+__all__ = [
+    "MatrixSliders",
+    "MatrixToggles",
+    "scalar_slider",
+    "choice",
+    "checkbox",
+    "mark_control",
+    "check_matrix",
+]
+
+
+def _check_name(name: object, what: str = "name") -> str:
+    if not isinstance(name, str) or not name or any(c.isspace() for c in name):
+        raise TypeError(f"{what} must be a non-empty string without spaces (it becomes a CSS class), got {name!r}")
+    return name
+
+
+def mark_control(widget: W.DOMWidget, name: str) -> W.DOMWidget:
+    """Give a toggle / dropdown / button the classes ``attn-control attn-control--<name>``."""
+    widget.add_class("attn-control")
+    widget.add_class(f"attn-control--{_check_name(name)}")
+    return widget
+
+
+def scalar_slider(
+    name: str,
+    value: float,
+    *,
+    min: float,
+    max: float,
+    step: float = 1,
+    integer: bool = False,
+    description: str | None = None,
+    readout_format: str | None = None,
+    width: str = "320px",
+) -> W.IntSlider | W.FloatSlider:
+    """A slider for one number with the classes ``attn-slider attn-slider--<name>``."""
+    _check_name(name)
+    cls = W.IntSlider if integer else W.FloatSlider
+    kw = {"readout_format": readout_format} if readout_format else {}
+    slider = cls(
+        value=value, min=min, max=max, step=step, description=name if description is None else description,
+        continuous_update=True, style={"description_width": "initial"}, layout=W.Layout(width=width), **kw,
+    )
+    slider.add_class("attn-slider")
+    slider.add_class(f"attn-slider--{name}")
+    return slider
+
+
+def check_matrix(x: object, name: str) -> np.ndarray:
+    """``x`` as a finite, non-empty 2-D array of real numbers, or a TypeError/ValueError naming ``name``."""
+    if isinstance(x, (str, bytes)) or x is None:
+        raise TypeError(f"{name} must be a 2-D numeric array, got {type(x).__name__}")
+    arr = np.asarray(x)
+    if arr.dtype == bool or arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    if arr.ndim != 2 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 2-D matrix (rows, columns), got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or inf (shape {arr.shape})")
+    return arr
+
+
+class MatrixSliders:
+    """One slider per entry of a matrix, laid out as the matrix, with its name and a Reset button.
+
+    Rows and columns are labelled from 1 (or by ``row_labels`` / ``col_labels``, e.g. feature names).
+
+    ``.value`` is the current matrix (a new np.ndarray), ``.set_value(m)`` sets all entries with
+    one notification, ``.reset()`` restores the initial matrix, ``.observe(fn)`` calls
+    ``fn(change)`` after every change (``change`` has "owner", "name", "index" ((i, j), or None
+    for set_value/reset), "old", "new"), ``.widget`` is the box to display. Slider (i, j) has the
+    classes ``attn-slider`` and ``attn-slider--<name>-<i + row_offset>-<j + col_offset>`` (offsets
+    let a head's column block carry the indices of the full matrix).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        matrix: object,
+        *,
+        min: float | None = None,
+        max: float | None = None,
+        step: float | None = None,
+        integer: bool | None = None,
+        label: str | None = None,
+        row_offset: int = 0,
+        col_offset: int = 0,
+        row_labels: Sequence[str] | None = None,
+        col_labels: Sequence[str] | None = None,
+        slider_width: str = "130px",
+    ) -> None:
+        self.name = _check_name(name)
+        arr = check_matrix(matrix, f"matrix for {name}")  # (R, C)
+        if integer is None:
+            integer = arr.dtype.kind in "iu"
+        self.integer = bool(integer)
+        if self.integer and not np.array_equal(arr, np.round(arr)):
+            raise ValueError(f"integer=True but the matrix for {name} has non-integer entries")
+        lo = float(np.floor(arr.min())) if min is None else float(min)
+        hi = float(np.ceil(arr.max())) if max is None else float(max)
+        if min is None:
+            lo = lo if lo < -3 else -3.0 if not self.integer else -5.0
+        if max is None:
+            hi = hi if hi > 3 else 3.0 if not self.integer else 5.0
+        if not lo < hi:
+            raise ValueError(f"min must be smaller than max for {name}, got min={lo}, max={hi}")
+        if arr.min() < lo or arr.max() > hi:
+            raise ValueError(
+                f"matrix for {name} has entries from {arr.min()} to {arr.max()}, outside the slider range [{lo}, {hi}]"
+            )
+        step = (1 if self.integer else 0.1) if step is None else step
+        if isinstance(step, bool) or not isinstance(step, numbers.Real) or not step > 0:
+            raise ValueError(f"step must be a number > 0 for {name}, got {step!r}")
+        self.shape = arr.shape
+        self._dtype = np.int64 if self.integer else np.float64
+        self._initial = arr.astype(self._dtype)  # (R, C)
+        self._observers: list[Callable[[dict], None]] = []
+        self._quiet = False
+        R, C = arr.shape
+        self.sliders = np.empty((R, C), dtype=object)
+        cls = W.IntSlider if self.integer else W.FloatSlider
+        fmt = {} if self.integer else {"readout_format": ".1f" if step >= 0.1 else ".2f"}
+        for (i, j), v in np.ndenumerate(self._initial):
+            s = cls(
+                value=v.item(), min=lo if not self.integer else int(lo), max=hi if not self.integer else int(hi),
+                step=step, continuous_update=True, description="",
+                tooltip=f"{name}: row {i + row_offset + 1}, column {j + col_offset + 1}",
+                layout=W.Layout(width=slider_width, margin="0 2px"),
+                style={"description_width": "0px"}, **fmt,
+            )
+            s.add_class("attn-slider")
+            s.add_class(f"attn-slider--{name}-{i + row_offset}-{j + col_offset}")
+            s.observe(self._make_handler((i, j)), "value")
+            self.sliders[i, j] = s
+        self.reset_button = mark_control(
+            W.Button(description="reset", tooltip=f"reset {name}", layout=W.Layout(width="60px", height="24px")),
+            f"reset-{name}",
+        )
+        self.reset_button.on_click(lambda _b: self.reset())
+        rows = _grid_labels(row_labels, R, row_offset, "row_labels")
+        cols = _grid_labels(col_labels, C, col_offset, "col_labels")
+        grid = _labelled_grid(self.sliders, rows, cols)
+        title = W.HTML(f"<b>{html.escape(label or name)}</b> <small>({R}×{C})</small>")
+        self.widget = W.VBox([W.HBox([title, self.reset_button]), grid])
+        self.widget.add_class("attn-matrix")
+
+    def _make_handler(self, index: tuple[int, int]):
+        def handler(change: dict) -> None:
+            if not self._quiet:
+                self._notify(index, change["old"], change["new"])
+
+        return handler
+
+    def _notify(self, index, old, new) -> None:
+        change = {"owner": self, "name": self.name, "index": index, "old": old, "new": new}
+        for fn in list(self._observers):
+            fn(change)
+
+    @property
+    def value(self) -> np.ndarray:
+        """The current matrix, shape ``self.shape`` (int64 for integer sliders, else float64)."""
+        return np.array([[s.value for s in row] for row in self.sliders], dtype=self._dtype)  # (R, C)
+
+    def set_value(self, matrix: object, *, notify: bool = True) -> None:
+        """Set every slider from ``matrix`` (same shape, inside the range); observers are told once."""
+        arr = np.asarray(matrix)
+        if arr.dtype == bool or arr.dtype.kind not in "iuf":
+            raise TypeError(f"{self.name} must hold numbers, got dtype {arr.dtype}")
+        if arr.shape != self.shape:
+            raise ValueError(f"{self.name} has shape {arr.shape} but its sliders have shape {self.shape}")
+        s0 = self.sliders[0, 0]
+        if not np.isfinite(arr).all() or arr.min() < s0.min or arr.max() > s0.max:
+            raise ValueError(
+                f"{self.name} has entries from {arr.min()} to {arr.max()}, outside the slider range "
+                f"[{s0.min}, {s0.max}]"
+            )
+        if self.integer and not np.array_equal(arr, np.round(arr)):
+            raise ValueError(f"{self.name} takes integers (integer sliders), got non-integer entries")
+        old = self.value
+        self._quiet = True
+        try:
+            for (i, j), v in np.ndenumerate(arr):
+                self.sliders[i, j].value = int(v) if self.integer else float(v)
+        finally:
+            self._quiet = False
+        if notify and not np.array_equal(old, self.value):
+            self._notify(None, old, self.value)
+
+    def reset(self) -> None:
+        """Back to the matrix the sliders were built with."""
+        self.set_value(self._initial)
+
+    def observe(self, fn: Callable[[dict], None]) -> None:
+        """Call ``fn(change)`` after each change of any entry."""
+        if not callable(fn):
+            raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+        self._observers.append(fn)
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
+
+
+
+def _grid_labels(labels: object, n: int, offset: int, name: str) -> list[str]:
+    if labels is None:
+        return [str(k + offset + 1) for k in range(n)]  # counted from 1, as the notebooks count
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence) or len(labels) != n:
+        raise ValueError(f"{name} must be a list of {n} labels, got {labels!r}")
+    return [str(s) for s in labels]
+
+
+def _labelled_grid(cells: np.ndarray, rows: list[str], cols: list[str]) -> W.GridBox:
+    """Widgets (R, C) in a grid with column labels on top and row labels on the left."""
+    R, C = cells.shape
+    items = [W.HTML("")] + [W.HTML(f"<small>{html.escape(c)}</small>", layout=W.Layout(justify_content="center"))
+                            for c in cols]
+    for i in range(R):
+        items.append(W.HTML(f"<small>{html.escape(rows[i])}</small>"))
+        items.extend(cells[i])
+    return W.GridBox(items, layout=W.Layout(grid_template_columns=f"auto repeat({C}, auto)", grid_gap="0px 2px",
+                                            width="max-content", align_items="center"))
+
+
+class MatrixToggles:
+    """A grid of on/off buttons shaped like a boolean matrix (a T×T mask: rows queries, columns keys).
+
+    ``.value`` is the current bool matrix (R, C), ``.set_value(m)`` sets every cell with one
+    notification, ``.reset()`` restores the initial matrix, ``.observe(fn)`` is called after each change,
+    ``.widget`` is the box to display. Cell (i, j) has ``attn-toggle attn-toggle--<name>-<i>-<j>``; a
+    pressed (on) button means True ("may attend"). ``presets`` (name -> bool matrix) adds one button per
+    preset (class ``attn-control--<name>-<preset>``) that sets the whole grid.
+    """
+
+    def __init__(self, name: str, matrix: object, *, row_labels: Sequence[str] | None = None,
+                 col_labels: Sequence[str] | None = None, label: str | None = None,
+                 presets: dict[str, object] | None = None) -> None:
+        self.name = _check_name(name)
+        self._initial = self._check(matrix, f"matrix for {name}", None)  # (R, C) bool
+        self.shape = self._initial.shape
+        R, C = self.shape
+        self._observers: list[Callable[[dict], None]] = []
+        self._quiet = False
+        self.buttons = np.empty((R, C), dtype=object)
+        for (i, j), v in np.ndenumerate(self._initial):
+            b = W.ToggleButton(value=bool(v), description="", tooltip=f"{name}[{i + 1}, {j + 1}]",
+                               layout=W.Layout(width="2.2em", height="2.2em", padding="0"))
+            b.add_class("attn-toggle")
+            b.add_class(f"attn-toggle--{name}-{i}-{j}")
+            b.observe(self._on_click, "value")
+            self.buttons[i, j] = b
+        self._paint()
+        rows = _grid_labels(row_labels, R, 0, "row_labels")
+        cols = _grid_labels(col_labels, C, 0, "col_labels")
+        grid = _labelled_grid(self.buttons, rows, cols)
+        self.presets = {}
+        buttons = []
+        for key, m in (presets or {}).items():
+            self.presets[key] = self._check(m, f"preset {key!r}", self.shape)
+            b = mark_control(W.Button(description=key, layout=W.Layout(width="auto")), f"{name}-{_check_name(key)}")
+            b.on_click(lambda _b, key=key: self.set_value(self.presets[key]))
+            buttons.append(b)
+        title = W.HTML(f"<b>{html.escape(label or name)}</b> <small>({R}×{C}; dark = may attend)</small>")
+        self.widget = W.VBox([title, grid, W.HBox(buttons)])
+        self.widget.add_class("attn-matrix")
+
+    @staticmethod
+    def _check(matrix: object, what: str, shape: tuple | None) -> np.ndarray:
+        arr = np.asarray(matrix)
+        if arr.dtype != bool:
+            raise TypeError(f"{what} must be a boolean matrix (True = may attend), got dtype {arr.dtype}")
+        if arr.ndim != 2 or arr.size == 0:
+            raise ValueError(f"{what} must be a non-empty 2-D boolean matrix, got shape {arr.shape}")
+        if shape is not None and arr.shape != shape:
+            raise ValueError(f"{what} has shape {arr.shape} but the toggles have shape {shape}")
+        return arr.copy()
+
+    def _paint(self) -> None:
+        for b in self.buttons.flat:
+            b.button_style = "primary" if b.value else ""
+            b.icon = "check" if b.value else ""
+
+    def _on_click(self, change: dict) -> None:
+        self._paint()
+        if not self._quiet:
+            for fn in list(self._observers):
+                fn({"owner": self, "name": self.name, "old": change["old"], "new": change["new"]})
+
+    @property
+    def value(self) -> np.ndarray:
+        """The current boolean matrix (R, C)."""
+        return np.array([[b.value for b in row] for row in self.buttons], dtype=bool)  # (R, C)
+
+    def set_value(self, matrix: object, *, notify: bool = True) -> None:
+        """Set every cell from a boolean matrix of the same shape; observers are told once."""
+        arr = self._check(matrix, self.name, self.shape)
+        old = self.value
+        self._quiet = True
+        try:
+            for (i, j), v in np.ndenumerate(arr):
+                self.buttons[i, j].value = bool(v)
+        finally:
+            self._quiet = False
+        if notify and not np.array_equal(old, arr):
+            for fn in list(self._observers):
+                fn({"owner": self, "name": self.name, "old": old, "new": arr})
+
+    def reset(self) -> None:
+        """Back to the matrix the grid was built with."""
+        self.set_value(self._initial)
+
+    def observe(self, fn: Callable[[dict], None]) -> None:
+        """Call ``fn(change)`` after each change."""
+        if not callable(fn):
+            raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+        self._observers.append(fn)
+
+
+def choice(name: str, options: Sequence, value: object, *, description: str | None = None) -> W.Dropdown:
+    """A dropdown with the classes ``attn-control attn-control--<name>``."""
+    options = list(options)
+    if value not in options:
+        raise ValueError(f"{name} must be one of {options}, got {value!r}")
+    box = W.Dropdown(options=options, value=value, description=name if description is None else description,
+                     style={"description_width": "initial"}, layout=W.Layout(width="auto"))
+    return mark_control(box, name)
+
+
+def checkbox(name: str, value: bool, *, description: str) -> W.Checkbox:
+    """A checkbox with the classes ``attn-control attn-control--<name>``."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    box = W.Checkbox(value=bool(value), description=description, indent=False, layout=W.Layout(width="auto"))
+    return mark_control(box, name)

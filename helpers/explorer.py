@@ -1,0 +1,311 @@
+"""The ``Explorer`` base class: declared controls, one pure function to what is shown, live HTML views.
+
+Writing an explorer takes a kind, a list of controls, and ``show``, a pure function from the
+controls' values to a ``Shown`` (the views to draw and the numbers behind them). The smallest one,
+the whole of it (it is ``helpers.explorers.WidgetCheck``)::
+
+    class WidgetCheck(Explorer):
+        '''00: one slider moves the score of key 2; the two attention weights softmax([0, s]) follow.'''
+
+        kind = "widget-check"
+        about = "a slider moves a score; the heatmap shows softmax([0, s])"
+
+        def __init__(self) -> None:
+            super().__init__(score=scalar_slider("score", 0.0, min=-4, max=4, step=0.1,
+                                                 description="score of key 2"))
+
+        def show(self, score: float) -> Shown:
+            w = softmax(np.array([[0.0, score]]))  # (1, 2)
+            panel = Panel(w, "softmax([0, s])", row_labels=["q"], col_labels=["key 1", "key 2"])
+            return Shown(View([panel]), inputs={"scores": [[0.0, score]]}, weights=w)
+
+The base class builds the widgets once, calls ``show`` after every change, and writes each View
+into an ``ipywidgets.HTML`` as tables (``helpers.htmlview``); ``.figures`` draws the same Views with
+matplotlib (``helpers.plots.draw_view``) for the static figure after each live cell. When ``show``
+refuses its input (a ``ValueError`` or ``TypeError``, e.g. a query row with every key masked), the
+readout says so in words and the views keep the last good state: never a traceback.
+
+DOM contract (the browser tests in ``tests/ui`` rely on it; controls: see ``helpers.controls``):
+
+* the root widget has ``attn-explorer`` and ``attn-explorer--<kind>``;
+* each View is an ``ipywidgets.HTML`` with class ``attn-heatmap`` holding one ``table.attn-hm`` per
+  panel; its ``td`` cells print the values as ``helpers.panels.format_matrix`` does;
+* the readout is an ``ipywidgets.HTML`` with class ``attn-readout``: a short note, and exactly one
+  element with ``data-state``, whose JSON is ``{"kind", "inputs", "weights", "output", ...}`` (every
+  control value and parameter needed to recompute the panels with ``helpers``; NaN and ±inf are the
+  strings "nan", "inf", "-inf"), or ``{"kind", "inputs", "error"}`` after a refusal.
+
+``presentation(True)`` enlarges the views of every explorer (for a projector); ``presentation(False)``
+goes back.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import numbers
+import weakref
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import ipywidgets as W
+import numpy as np
+
+from helpers.htmlview import view_html
+from helpers.panels import View
+
+if TYPE_CHECKING:  # for the annotations only
+    from matplotlib.figure import Figure
+
+__all__ = ["Explorer", "Shown", "presentation", "to_jsonable", "state_html", "state_from_html"]
+
+PRESENT_SIZE = 1.6  # how much presentation mode enlarges the views
+_LIVE: weakref.WeakSet = weakref.WeakSet()  # every explorer built in this kernel, for presentation()
+_presenting = False
+
+
+def presentation(on: bool = True) -> None:
+    """Enlarge (True) or restore (False) the live views of every explorer, for a classroom projector."""
+    global _presenting
+    if not isinstance(on, (bool, np.bool_)):
+        raise TypeError(f"on must be True or False, got {on!r}")
+    _presenting = bool(on)
+    for ex in list(_LIVE):
+        ex._set_presenting(_presenting)
+
+
+@dataclass
+class Shown:
+    """What an explorer shows for one state: Views to draw, and the numbers for ``data-state``."""
+
+    views: View | list[View]
+    inputs: dict
+    weights: object
+    output: object = None
+    note: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.views, View):
+            self.views = [self.views]
+        if not self.views or not all(isinstance(v, View) for v in self.views):
+            raise TypeError(f"views must be a View or a non-empty list of View, got {self.views!r}")
+
+
+# --------------------------------------------------------------------------- data-state
+
+
+def to_jsonable(x: object) -> object:
+    """Nested lists of floats for JSON; NaN / ±inf become the strings "nan" / "inf" / "-inf"."""
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind in "iub" or (x.dtype.kind == "f" and np.isfinite(x).all()):
+            return x.astype(np.float64).tolist() if x.dtype.kind == "f" else x.tolist()  # fast path
+        return to_jsonable(x.tolist())
+    if isinstance(x, dict):
+        return {str(k): to_jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [to_jsonable(v) for v in x]
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, numbers.Integral):
+        return int(x)
+    if isinstance(x, numbers.Real):
+        v = float(x)
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return v
+    return x
+
+
+def state_html(state: dict) -> str:
+    """The one hidden element that carries the explorer's state as JSON in ``data-state``."""
+    if not isinstance(state, dict) or "kind" not in state:
+        raise ValueError(f"state must be a dict with a 'kind', got {state!r}")
+    payload = json.dumps(to_jsonable(state), separators=(",", ":"), allow_nan=False)
+    return f'<div class="attn-state" hidden data-state="{html.escape(payload, quote=True)}"></div>'
+
+
+def state_from_html(value: str) -> dict:
+    """Parse the ``data-state`` JSON back out of a readout's HTML (the inverse of ``state_html``)."""
+    import re
+
+    found = re.findall(r'data-state="([^"]*)"', value)
+    if len(found) != 1:
+        raise ValueError(f"expected exactly one data-state attribute in the readout, found {len(found)}")
+    return json.loads(html.unescape(found[0]))
+
+
+# --------------------------------------------------------------------------- the base class
+
+
+def _observe(control: object, fn) -> None:
+    if isinstance(control, W.ValueWidget):
+        control.observe(fn, "value")
+    else:  # MatrixSliders, MatrixToggles
+        control.observe(fn)
+
+
+def _set(control: object, value: object, name: str) -> None:
+    if isinstance(control, W.ValueWidget):
+        if isinstance(control, (W.FloatSlider, W.IntSlider)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not control.min <= value <= control.max:
+                raise ValueError(f"{name} must be a number from {control.min} to {control.max}, got {value!r}")
+            if isinstance(control, W.IntSlider) and value != int(value):
+                raise ValueError(f"{name} must be a whole number, got {value!r}")
+        elif isinstance(control, W.Checkbox):
+            if not isinstance(value, (bool, np.bool_)):
+                raise TypeError(f"{name} must be True or False, got {value!r}")
+        elif hasattr(control, "options") and value not in control.options:
+            raise ValueError(f"{name} must be one of {list(control.options)}, got {value!r}")
+        control.value = value
+    else:
+        control.set_value(value, notify=False)
+
+
+class Explorer:
+    """Base of every explorer: give controls to ``__init__`` (by name) and implement ``show``.
+
+    ``show(**values)`` gets each control's current value under the control's name and returns a
+    ``Shown``. Public: ``.widget`` (display it, or put the explorer last in a cell), ``.set(**values)``
+    (set controls by name and redraw once), ``.update()``, ``.figure`` / ``.figures`` (matplotlib
+    Figures of the current state), ``.state()``, ``.weights``, ``.output``, ``.renders``.
+    """
+
+    kind = "explorer"
+    about = "an explorer"  # what it does, in a few words (the line shown where widgets cannot render)
+
+    def __init__(self, **controls: object) -> None:
+        if not controls:
+            raise TypeError(f"{type(self).__name__} needs at least one control")
+        self.controls = controls
+        self.readout = W.HTML(layout=W.Layout(min_width="16em"))
+        self.readout.add_class("attn-readout")
+        self._quiet = False
+        self._shown: Shown | None = None
+        self._error: str | None = None
+        self._views: list[W.HTML] = []
+        self._presenting = _presenting
+        self.renders = 0
+        for control in controls.values():
+            _observe(control, self._changed)
+        self._render()
+        self.widget = self.layout()
+        self.widget.add_class("attn-explorer")
+        self.widget.add_class(f"attn-explorer--{self.kind}")
+        _LIVE.add(self)
+
+    # what a subclass writes ------------------------------------------------
+    def show(self, **values: object) -> Shown:  # pragma: no cover - abstract
+        """The views and numbers for these control values (pure: no widget is touched)."""
+        raise NotImplementedError
+
+    def layout(self) -> W.Box:
+        """Controls on the left (two or more matrix grids as tabs), the first view and the readout on the
+        right, further views below: the main heatmap and its controls fit a 1280×720 projector together."""
+        grids = [c for c in self.controls.values() if not isinstance(c, W.DOMWidget)]
+        boxes = [c for c in self.controls.values() if isinstance(c, W.DOMWidget)]
+        if len(grids) > 1:
+            boxes.append(W.Tab(children=[g.widget for g in grids], titles=[g.name for g in grids]))
+        else:
+            boxes.extend(g.widget for g in grids)
+        top = W.HBox([W.VBox(boxes), W.VBox([self._views[0], self.readout])],
+                      layout=W.Layout(align_items="flex-start", flex_flow="row wrap", grid_gap="0 1em"))
+        return W.VBox([top, *self._views[1:]])
+
+    # the machinery ---------------------------------------------------------
+    def values(self) -> dict:
+        """The current value of every control, by name."""
+        return {name: c.value for name, c in self.controls.items()}
+
+    def _changed(self, _change: object = None) -> None:
+        if not self._quiet:
+            self._render()
+
+    def _render(self) -> None:
+        values = self.values()
+        try:
+            shown = self.show(**values)
+        except (ValueError, TypeError) as err:
+            if self._shown is None:
+                raise  # the start state itself is refused: that is the caller's error
+            self._error = str(err)
+            state = {"kind": self.kind, "inputs": values, "error": self._error}
+            self.readout.value = (f'<div class="attn-error" style="color:#a00000;max-width:32em"><b>Refused:</b> '
+                                  f"{html.escape(self._error)}</div>" + state_html(state))
+            self.renders += 1
+            return
+        self._shown, self._error = shown, None
+        size = PRESENT_SIZE if self._presenting else 1.0
+        while len(self._views) < len(shown.views):  # built once; later renders only set .value
+            self._views.append(W.HTML())
+            self._views[-1].add_class("attn-heatmap")
+        for widget, view in zip(self._views, shown.views, strict=False):
+            widget.value = view_html(view, size=size)
+        note = f'<div style="max-width:32em">{shown.note}</div>' if shown.note else ""
+        self.readout.value = note + state_html(self.state())
+        self.renders += 1
+
+    def _set_presenting(self, on: bool) -> None:
+        self._presenting = on
+        (self.widget.add_class if on else self.widget.remove_class)("attn-present")
+        self._render()
+
+    def update(self) -> None:
+        """Recompute and redraw now, from the current control values."""
+        self._render()
+
+    def set(self, **values: object) -> None:
+        """Set controls by name (e.g. ``X=...``, ``scale=False``) and redraw once."""
+        unknown = [k for k in values if k not in self.controls]
+        if unknown:
+            raise TypeError(f"{type(self).__name__}.set() got unknown names {unknown}; it accepts {list(self.controls)}")
+        self._quiet = True
+        try:
+            for name, value in values.items():
+                _set(self.controls[name], value, name)
+        finally:
+            self._quiet = False
+        self._render()
+        if self._error is not None:
+            raise ValueError(self._error)
+
+    def state(self) -> dict:
+        """The readout's data-state: kind, inputs, weights, output and the explorer's extras."""
+        s = self._shown
+        return {"kind": self.kind, "inputs": s.inputs, "weights": s.weights, "output": s.output, **s.extra}
+
+    @property
+    def weights(self) -> np.ndarray:
+        """The current attention weights."""
+        return np.asarray(self._shown.weights)
+
+    @property
+    def output(self) -> np.ndarray | None:
+        """The current output (None where the explorer has none)."""
+        return None if self._shown.output is None else np.asarray(self._shown.output)
+
+    @property
+    def figures(self) -> list[Figure]:
+        """Matplotlib Figures of the current views (the same panels, colours and numbers)."""
+        from helpers.plots import draw_view
+
+        return [draw_view(v, managed=False) for v in self._shown.views]
+
+    @property
+    def figure(self) -> Figure:
+        """The matplotlib Figure of the main view in its current state (``display(ex.figure)``)."""
+        return self.figures[0]
+
+    def _ipython_display_(self) -> None:
+        """Show the live widget; where widgets cannot render (GitHub, an HTML export) a neutral line instead."""
+        from IPython.display import display
+
+        bundle = self.widget._repr_mimebundle_()
+        if bundle:
+            bundle["text/plain"] = (f"[live explorer: {self.about}. It is live when the notebook runs in Jupyter "
+                                    "(if this line stays after you ran the cell, see 00-start-here, 'Check that "
+                                    "widgets work'); the figure after it shows a fixed state.]")
+            display(bundle, raw=True)

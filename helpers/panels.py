@@ -1,0 +1,289 @@
+"""What a heatmap shows, independent of the medium: the numbers, their colours and their texts.
+
+A ``Panel`` is one annotated matrix (values, title, labels, colour scale); a ``View`` is a row of
+panels shown together (the step view, the heads of 04). The live explorers draw Views in the
+browser as HTML tables (``helpers.html``); the static figures draw the same Views with matplotlib
+(``helpers.plots.draw_view``). Both take the cell colours, the text colours and the cell texts
+from here, so the two media cannot drift apart.
+
+Shape notation (as in ``helpers.attention``): ``R`` rows (queries or tokens), ``C`` columns (keys or
+features). Attention weights (``kind="weights"``) always use the fixed colour scale 0..1; scores
+and values get the range of their own finite entries unless ``vmin``/``vmax`` are given.
+Importing this module builds nothing and changes nothing (no pyplot, no rcParams).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = [
+    "CMAP",
+    "NAN_COLOR",
+    "KINDS",
+    "STEP_KEYS",
+    "Panel",
+    "View",
+    "format_value",
+    "format_matrix",
+    "cell_colors",
+    "text_colors",
+    "contrast_ratio",
+    "limits",
+    "step_panels",
+]
+
+CMAP = "viridis"  # the one colormap of the project (colour-blind safe, monotone luminance)
+NAN_COLOR = "#d0d0d0"  # cells that hold nan / ±inf: light grey, hatched, text "nan"
+KINDS = ("weights", "scores", "values")
+STEP_KEYS = ("scores", "scaled", "shifted", "exp", "row_sums", "weights", "output")
+
+LEGEND_LABELS = {
+    "weights": "attention weight (fixed scale 0 to 1)",
+    "scores": "score (own scale, not 0 to 1)",
+    "values": "value (own scale, not 0 to 1)",
+}
+AXIS_LABELS = {"weights": ("key", "query"), "scores": ("key", "query"), "values": ("feature", "token")}
+
+
+# --------------------------------------------------------------------------- numbers as text
+
+
+def format_value(
+    value: float, fmt: str | Callable[[float], str] | None = None, *, integer: bool | None = None
+) -> str:
+    """The text printed on a heatmap cell: fmt (a format spec or a callable), or a readable default.
+
+    The default keeps small cells short: exact zeros as "0", integers as integers, 3 decimals below
+    10, fewer above, and scientific notation below 0.001 or from 100000 on, so exp(-460) prints as
+    "1.7e-200" instead of "0.000". Non-finite values print as "nan", "inf", "-inf". ``integer``:
+    None decides per value; heatmaps pass whether the WHOLE matrix is integer, so one panel never
+    mixes "12" and "12.00".
+    """
+    v = float(value)
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if fmt is not None:
+        return fmt(v) if callable(fmt) else format(v, fmt)
+    if v == 0:
+        return "0"
+    a = abs(v)
+    if a < 1e-3 or a >= 1e5:
+        return f"{v:.1e}"
+    if (v == round(v)) if integer is None else integer:
+        return f"{v:.0f}"
+    if a >= 100:
+        return f"{v:.1f}"
+    if a >= 10:
+        return f"{v:.2f}"
+    return f"{v:.3f}"
+
+
+def format_matrix(matrix: object, fmt: str | Callable[[float], str] | None = None) -> list[list[str]]:
+    """Every cell's text, row by row, with one integer style for the whole matrix (as both media print it)."""
+    data = np.asarray(matrix, dtype=np.float64)  # (R, C)
+    finite = data[np.isfinite(data)]
+    integer = bool(np.all(finite == np.round(finite)))  # "12" or "12.00" for the whole matrix, never both
+    return [[format_value(v, fmt, integer=integer) for v in row] for row in data.tolist()]
+
+
+# --------------------------------------------------------------------------- colours
+
+
+def _relative_luminance(rgb: np.ndarray) -> np.ndarray:
+    """WCAG relative luminance of sRGB colours (..., 3) with channels in 0..1."""
+    lin = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)  # (..., 3) linear light
+    return lin @ np.array([0.2126, 0.7152, 0.0722])  # (...,)
+
+
+def contrast_ratio(rgb_a: object, rgb_b: object) -> np.ndarray:
+    """WCAG 2 contrast ratio (1 to 21) between two sRGB colours (..., 3) with channels in 0..1."""
+    la = _relative_luminance(np.asarray(rgb_a, dtype=float))
+    lb = _relative_luminance(np.asarray(rgb_b, dtype=float))
+    return (np.maximum(la, lb) + 0.05) / (np.minimum(la, lb) + 0.05)
+
+
+def text_colors(rgba: object) -> np.ndarray:
+    """'black' or 'white' per cell colour (..., 4) in 0..1, whichever contrasts more (WCAG luminance)."""
+    lum = _relative_luminance(np.asarray(rgba, dtype=float)[..., :3])  # (...,)
+    return np.where(lum > 0.179, "black", "white")  # 0.179: equal contrast against black and white
+
+
+def limits(data: np.ndarray, kind: str, vmin: float | None = None, vmax: float | None = None) -> tuple[float, float]:
+    """Colour limits: 0..1 for weights; else the fixed ones where given and the finite range for the rest."""
+    if kind == "weights":
+        return 0.0, 1.0
+    finite = data[np.isfinite(data)]
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    if lo == hi:  # a constant matrix still gets a visible, centred colour
+        pad = max(abs(lo) * 0.5, 0.5)
+        lo, hi = lo - pad, hi + pad
+    lo = lo if vmin is None else float(vmin)
+    hi = hi if vmax is None else float(vmax)
+    if lo >= hi:  # every value lies beyond the one fixed limit: keep that limit, open the other side
+        lo, hi = (lo, lo + 1.0) if vmin is not None else (hi - 1.0, hi)
+    return lo, hi
+
+
+@functools.cache
+def _colormap():
+    import matplotlib as mpl
+
+    return mpl.colormaps[CMAP]  # a copy per lookup: keep one (its colour table is built on first use)
+
+
+def cell_colors(data: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """(R, C, 4) uint8 RGBA of each cell from the colormap on [lo, hi]; NaN and ±inf get NAN_COLOR."""
+    bad = ~np.isfinite(data)  # (R, C)
+    scaled = np.clip((np.where(bad, lo, data) - lo) / (hi - lo), 0.0, 1.0)  # (R, C) in 0..1
+    rgba = _colormap()(scaled, bytes=True)  # (R, C, 4) exactly the colours imshow gives
+    rgba[bad] = (0xD0, 0xD0, 0xD0, 0xFF)  # NAN_COLOR
+    return rgba
+
+
+# --------------------------------------------------------------------------- what is shown
+
+
+@dataclass
+class Panel:
+    """One annotated matrix: values (R, C), title, row/column labels, kind (colour scale) and format."""
+
+    matrix: np.ndarray
+    title: str = ""
+    row_labels: Sequence[str] | None = None
+    col_labels: Sequence[str] | None = None
+    kind: str = "weights"
+    xlabel: str | None = None
+    ylabel: str | None = None
+    fmt: str | Callable[[float], str] | None = None
+    vmin: float | None = None
+    vmax: float | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.matrix, (str, bytes)):
+            raise TypeError(f"Panel matrix must be numeric, got a {type(self.matrix).__name__}")
+        arr = np.asarray(self.matrix)
+        if arr.dtype == bool or arr.dtype.kind not in "iuf":
+            raise TypeError(f"Panel matrix must hold real numbers, got dtype {arr.dtype}")
+        arr = np.atleast_2d(arr.astype(np.float64))  # (R, C); a 1-D row becomes one row
+        if arr.ndim != 2 or arr.size == 0:
+            raise ValueError(f"Panel matrix must be a non-empty 2-D matrix, got shape {arr.shape}")
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
+        if self.kind == "weights":
+            finite = arr[np.isfinite(arr)]
+            if finite.size and (finite.min() < -1e-9 or finite.max() > 1 + 1e-9):
+                raise ValueError(
+                    f"panel {self.title!r} has values from {finite.min():.4g} to {finite.max():.4g}, but "
+                    "kind='weights' uses the fixed scale 0..1; use kind='scores' or 'values'"
+                )
+        R, C = arr.shape
+        self.matrix = arr
+        self.row_labels = _labels(self.row_labels, R, "row_labels", arr.shape)
+        self.col_labels = _labels(self.col_labels, C, "col_labels", arr.shape)
+        default_x, default_y = AXIS_LABELS[self.kind]
+        self.xlabel = default_x if self.xlabel is None else self.xlabel
+        self.ylabel = default_y if self.ylabel is None else self.ylabel
+
+    @property
+    def limits(self) -> tuple[float, float]:
+        """The colour scale (lo, hi) this panel is drawn on."""
+        return limits(self.matrix, self.kind, self.vmin, self.vmax)
+
+    def texts(self) -> list[list[str]]:
+        """The text of every cell, row by row."""
+        return format_matrix(self.matrix, self.fmt)
+
+    def colors(self) -> np.ndarray:
+        """(R, C, 4) uint8 cell colours."""
+        return cell_colors(self.matrix, *self.limits)
+
+
+def _labels(labels: object, n: int, name: str, shape: tuple) -> list[str]:
+    if labels is None:
+        return [str(i + 1) for i in range(n)]
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence | np.ndarray):
+        raise TypeError(f"{name} must be a list of {n} labels, got {type(labels).__name__}")
+    out = [str(s) for s in labels]
+    if len(out) != n:
+        raise ValueError(f"{name} has {len(out)} labels but the matrix has shape {shape}: need {n}")
+    return out
+
+
+@dataclass
+class View:
+    """Panels shown side by side (wrapping into rows of ``ncols`` when given), with an optional title."""
+
+    panels: list[Panel]
+    title: str = ""
+    ncols: int | None = None
+    legend: bool = True
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.panels, Panel):
+            self.panels = [self.panels]
+        if not self.panels or not all(isinstance(p, Panel) for p in self.panels):
+            raise TypeError(f"View needs a non-empty list of Panel, got {self.panels!r}")
+        if self.ncols is not None and (isinstance(self.ncols, bool) or not isinstance(self.ncols, numbers.Integral)
+                                       or self.ncols < 1):
+            raise ValueError(f"ncols must be a positive integer or None, got {self.ncols!r}")
+
+
+# --------------------------------------------------------------------------- the step view
+
+STEP_TITLES = {
+    "scores": "1 scores Q·Kᵀ",
+    "scaled": "2 scaled scores × {scale}",
+    "shifted": "3 minus the row max",
+    "exp": "4 exp(·)",
+    "row_sums": "5 row sums Σ",
+    "weights": "6 attention weights = exp / Σ",
+    "output": "7 output = weights · V",
+}
+
+
+def step_panels(
+    steps: Mapping[str, object],
+    token_labels: Sequence[str] | None = None,
+    *,
+    feature_labels: Sequence[str] | None = None,
+    scale: float | None = None,
+    fmt: str | Callable[[float], str] | None = None,
+) -> list[Panel]:
+    """The seven panels of ``helpers.attention_steps(...)``: scores -> scaled scores -> ... -> output."""
+    if not isinstance(steps, Mapping):
+        raise TypeError(
+            f"steps must be the dict returned by helpers.attention_steps(Q, K, V, scale), got {type(steps).__name__}"
+        )
+    missing = [k for k in STEP_KEYS if k not in steps]
+    if missing:
+        raise ValueError(f"steps lacks {missing}; expected the keys {list(STEP_KEYS)} of helpers.attention_steps")
+    data = {k: np.asarray(steps[k]) for k in STEP_KEYS}
+    for key, arr in data.items():
+        if arr.ndim != 2:
+            raise ValueError(
+                f"steps[{key!r}] has shape {arr.shape}; the step view draws one sequence, so it needs 2-D "
+                "matrices (no batch or head axis)"
+            )
+    T_q, T_k = data["scores"].shape
+    toks = token_labels
+    if toks is not None and T_q != T_k:
+        raise ValueError(f"token_labels needs T_q == T_k (self-attention), got scores of shape {(T_q, T_k)}")
+    s = "scale" if scale is None else f"{float(scale):.4g}"
+    panels = []
+    for key in STEP_KEYS:
+        cols = ["Σ"] if key == "row_sums" else feature_labels if key == "output" else toks
+        panels.append(Panel(
+            data[key], STEP_TITLES[key].format(scale=s), row_labels=toks, col_labels=cols,
+            kind="weights" if key == "weights" else "values", fmt=fmt,
+            xlabel="feature" if key == "output" else "" if key == "row_sums" else "key", ylabel="query",
+        ))
+    return panels
