@@ -12,7 +12,7 @@ PORT   ?= 8888
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 
-.PHONY: help setup lab test test-ui bench images screenshots notebooks clean
+.PHONY: help setup lab test test-ui bench images screenshots notebooks student clean
 
 help:
 	@echo "make lab          open the notebooks in JupyterLab on http://$(HOST):$(PORT)/lab"
@@ -21,6 +21,7 @@ help:
 	@echo "make bench        per-update latency of the explorers (printed, not asserted)"
 	@echo "make images       regenerate the figures in images/ (make screenshots for the browser ones)"
 	@echo "make notebooks    re-execute every notebook in place, top to bottom in a fresh kernel"
+	@echo "make student      a copy of the lessons with every output cleared, in student/ (for a class)"
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python >= 3.10 is needed, found " + sys.version.split()[0] + ": run make PYTHON=python3.12 (or another)")'
@@ -45,6 +46,7 @@ test-ui: $(STAMP)
 
 bench: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python tests/benchmarks/bench_kernel.py
+	MPLBACKEND=Agg $(BIN)/python tests/benchmarks/bench_cost.py
 	$(BIN)/python tests/benchmarks/bench_browser.py
 
 images: $(STAMP)
@@ -63,7 +65,17 @@ notebooks: $(STAMP)
 		--ExecutePreprocessor.timeout=600 *.ipynb solutions/*.ipynb
 	$(BIN)/python tests/tools/tidy_notebooks.py notebooks/*.ipynb notebooks/solutions/*.ipynb
 
+# A handout: the lessons with every output cleared (answers are not stored), and the images they show.
+# student/ is ignored by git; worked solutions stay out (copy notebooks/solutions/ yourself if you want them).
+# Not `nbconvert --clear-output`: that one rewrites the notebooks in place, whatever --output-dir says.
+student: $(STAMP)
+	rm -rf student && mkdir -p student/notebooks
+	cp -r images student/images
+	$(BIN)/jupyter nbconvert --log-level=WARN --to notebook --ClearOutputPreprocessor.enabled=True \
+		--output-dir student/notebooks notebooks/[0-9][0-9]-*.ipynb
+	@echo "student/notebooks: $$(ls student/notebooks | wc -l) notebooks with outputs cleared"
+
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache *.egg-info
+	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache *.egg-info student
 	find . -name __pycache__ -prune -exec rm -rf {} +
 	find . -name .ipynb_checkpoints -prune -exec rm -rf {} +

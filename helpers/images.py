@@ -17,13 +17,14 @@ from helpers.examples import T001_WK, T001_WQ, T001_WV, T001_X
 
 def _figures() -> dict[str, object]:
     """name -> matplotlib Figure, for every static image the README shows."""
-    from helpers.plots import plot_head_split, step_view
+    from helpers.plots import formula_card, plot_head_split, step_view
 
     tokens = ["x1", "x2", "x3"]
     Q, K, V = project_qkv(T001_X, T001_WQ, T001_WK, T001_WV)  # (3, 3) each
     scale = 1 / np.sqrt(Q.shape[-1])
     return {
-        "step-view-text-001.png": step_view(attention_steps(Q, K, V, scale=scale), tokens, scale=scale).fig,
+        "step-view-text-001.png": step_view(attention_steps(Q, K, V, scale=scale), tokens, scale=scale),
+        "formula-card.png": formula_card(),
         "head-split-right.png": plot_head_split(6, 2),
         "head-split-wrong.png": plot_head_split(6, 2, wrong=True),
     }

@@ -206,3 +206,43 @@ def test_saving_touches_only_the_served_copy(ran, lab_server):
     assert not checkpoint.exists() or checkpoint.stat().st_mtime_ns < started_ns, (
         f"saving wrote a checkpoint into the repository: {checkpoint}"
     )
+
+
+_JS_ANSWERS = """() => {
+  const nb = window.jupyterapp.shell.currentWidget.content;
+  const out = [];
+  nb.widgets.forEach((cell, i) => {
+    if (cell.model.type === 'code' && cell.model.getMetadata('jupyter')?.outputs_hidden) {
+      const area = cell.node.querySelector('.jp-OutputArea-output');
+      out.push({cell: i, kind: 'output', visible: !!(area && area.offsetParent)});
+    }
+    for (const d of cell.node.querySelectorAll('details')) out.push({cell: i, kind: 'details', visible: d.open});
+  });
+  return out;
+}"""
+
+LESSONS_WITH_PREDICTIONS = [p for p in NOTEBOOKS if "solutions" not in p.parts and '"outputs_hidden": true' in p.read_text()]
+
+
+@pytest.mark.parametrize("notebook", LESSONS_WITH_PREDICTIONS, ids=lambda p: p.name)
+def test_answers_are_hidden_on_open_and_shown_when_the_reader_acts(notebook, browser, lab_server):
+    """A prediction's answer (a collapsed output, a <details> block) is hidden when the notebook opens;
+    running the cells shows the outputs, and clicking "Answer" opens the written answer."""
+    page = lab.new_page(browser)
+    try:
+        lab.open_notebook(page, lab_server, notebook)
+        before = page.evaluate(_JS_ANSWERS)
+        assert before, f"{notebook.name}: no hidden answer found"
+        shown = [a for a in before if a["visible"]]
+        assert not shown, f"{notebook.name}: answers visible on open, before the reader acted: {shown}"
+        lab.run_all(page)
+        after = page.evaluate(_JS_ANSWERS)
+        still = [a for a in after if a["kind"] == "output" and not a["visible"]]
+        assert not still, f"{notebook.name}: after running, these answers are still hidden: {still}"
+        details = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) details summary")
+        if details.count():
+            details.first.scroll_into_view_if_needed()
+            details.first.click()
+            assert details.first.evaluate("s => s.parentElement.open"), f"{notebook.name}: 'Answer' did not open"
+    finally:
+        page.context.close()

@@ -1,0 +1,95 @@
+"""The notebooks as a course: a short core path per lesson, honest predictions, one vocabulary.
+
+Run with ``-s`` (or read the test ids) to see the word counts. Counting rule: the words of the
+markdown cells before the cell that reads ``*End of the core path.*`` (whitespace-separated).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LESSONS = sorted(p for p in (ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb") if not p.name.startswith("00-"))
+END = "*End of the core path.*"
+CORE_WORDS_MAX = 1200
+
+
+def _cells(nb: Path) -> list[dict]:
+    return json.loads(nb.read_text(encoding="utf-8"))["cells"]
+
+
+def _text(cell: dict) -> str:
+    return "".join(cell["source"])
+
+
+def core_path_words(nb: Path) -> int:
+    """Markdown words before the end-of-core-path cell (ValueError if the notebook has none)."""
+    cells = _cells(nb)
+    ends = [i for i, c in enumerate(cells) if c["cell_type"] == "markdown" and _text(c).strip() == END]
+    if len(ends) != 1:
+        raise ValueError(f"{nb.name} has {len(ends)} cells reading {END!r}; a lesson has exactly one")
+    return sum(len(_text(c).split()) for c in cells[: ends[0]] if c["cell_type"] == "markdown")
+
+
+def test_there_are_lessons():
+    assert len(LESSONS) >= 4, [p.name for p in LESSONS]
+
+
+@pytest.mark.parametrize("nb", LESSONS, ids=lambda p: p.stem)
+def test_each_lesson_has_a_core_path_of_at_most_1200_words(nb: Path):
+    words = core_path_words(nb)
+    total = sum(len(_text(c).split()) for c in _cells(nb) if c["cell_type"] == "markdown")
+    print(f"{nb.stem}: core path {words} words of markdown, whole notebook {total}")
+    assert 0 < words <= CORE_WORDS_MAX, f"{nb.name}: the core path has {words} words of markdown (at most {CORE_WORDS_MAX})"
+
+
+def test_the_word_count_counts_what_it_says(tmp_path):
+    cells = [{"cell_type": "markdown", "source": ["one two\n", "three"]}, {"cell_type": "code", "source": ["a b c d"]},
+             {"cell_type": "markdown", "source": [END]}, {"cell_type": "markdown", "source": ["not counted"]}]
+    nb = tmp_path / "99-x.ipynb"
+    nb.write_text(json.dumps({"cells": cells}))
+    assert core_path_words(nb) == 3
+    nb.write_text(json.dumps({"cells": cells[:2]}))
+    with pytest.raises(ValueError, match="has 0 cells"):
+        core_path_words(nb)
+
+
+PREDICT = re.compile(r"\*\*Predict[^*]*\*\*|^Predict:", re.M)
+
+
+@pytest.mark.parametrize("nb", sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb")), ids=lambda p: p.stem)
+def test_every_prediction_hides_its_answer_until_the_reader_acts(nb: Path):
+    """After a "Predict" prompt, the next code cell's stored output is collapsed, and no answer is
+    written before that cell (written answers sit in a closed <details> after it)."""
+    cells = _cells(nb)
+    for i, cell in enumerate(cells):
+        if cell["cell_type"] != "markdown" or not PREDICT.search(_text(cell)):
+            continue
+        nxt = next((j for j in range(i + 1, len(cells)) if cells[j]["cell_type"] == "code"), None)
+        assert nxt is not None, f"{nb.name} cell {i}: a prediction with no code cell after it"
+        between = [_text(c) for c in cells[i + 1 : nxt] if c["cell_type"] == "markdown"]
+        assert not any("<details" not in t and "answer" in t.lower() for t in between), (
+            f"{nb.name} cell {i}: an answer is written between the prompt and the cell that shows it")
+        meta = cells[nxt].get("metadata", {})
+        if cells[nxt].get("outputs"):
+            assert meta.get("jupyter", {}).get("outputs_hidden") is True, (
+                f"{nb.name} cell {nxt}: answers the prediction of cell {i} but its stored output is visible on open; "
+                'set metadata {"jupyter": {"outputs_hidden": true}, "collapsed": true}')
+    for i, cell in enumerate(cells):
+        if cell["cell_type"] == "markdown" and "<details" in _text(cell):
+            assert "<details open" not in _text(cell), f"{nb.name} cell {i}: an answer opened by default"
+
+
+WEIGHT_MATRICES = re.compile(r"\bweights (?:W_|`W_)|\b(?:W_q|W_k|W_v|W_o)`?,? (?:and `?W_\w`? )?(?:are|as) (?:the )?weights\b")
+
+
+@pytest.mark.parametrize("nb", sorted((ROOT / "notebooks").rglob("[0-9][0-9]-*.ipynb")), ids=lambda p: p.stem)
+def test_weight_matrices_are_never_called_plain_weights(nb: Path):
+    for i, cell in enumerate(_cells(nb)):
+        if cell["cell_type"] == "markdown":
+            m = WEIGHT_MATRICES.search(_text(cell))
+            assert not m, f"{nb.name} cell {i}: {m.group(0)!r}: say 'weight matrices' or 'parameters'"
