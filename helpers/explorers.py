@@ -11,6 +11,7 @@ the projections, ``d_k`` width per head (``d_head`` in multi-head attention), ``
 
 from __future__ import annotations
 
+import html
 import math
 import numbers
 from collections.abc import Sequence
@@ -23,6 +24,7 @@ from helpers.attention import (
     multi_head_attention,
     naive_softmax,
     project_qkv,
+    scaled_dot_product_attention,
     single_head_attention,
     softmax,
     xavier_normal,
@@ -30,6 +32,7 @@ from helpers.attention import (
 from helpers.controls import MatrixSliders, check_matrix, checkbox, choice, scalar_slider
 from helpers.explorer import Explorer, Shown
 from helpers.panels import Panel, View, step_panels
+from helpers.positions import learned_positions, rotary, sinusoidal_positions
 
 __all__ = [
     "WidgetCheck",
@@ -38,12 +41,14 @@ __all__ = [
     "ScalingExplorer",
     "OverflowExplorer",
     "MultiheadExplorer",
+    "PositionsExplorer",
     "widget_check",
     "no_weights_explorer",
     "qkv_explorer",
     "scaling_explorer",
     "overflow_explorer",
     "multihead_explorer",
+    "positions_explorer",
 ]
 
 
@@ -65,11 +70,12 @@ def _int(value: object, name: str, lo: int) -> int:
     return int(value)
 
 
-def _steps_shown(Q: np.ndarray, K: np.ndarray, V: np.ndarray, scale: float, tokens: list[str], inputs: dict) -> Shown:
+def _steps_shown(Q: np.ndarray, K: np.ndarray, V: np.ndarray, scale: float, tokens: list[str], inputs: dict,
+                 features: Sequence[str] | None = None) -> Shown:
     """01 and 02: the attention weights beside the controls, the seven steps below."""
     steps = attention_steps(Q, K, V, scale)
     main = Panel(steps["weights"], "attention weights", row_labels=tokens, col_labels=tokens)
-    feats = [str(j + 1) for j in range(V.shape[1])]
+    feats = list(features) if features is not None else [str(j + 1) for j in range(V.shape[1])]
     return Shown([View([main]), View(step_panels(steps, tokens, feature_labels=feats, scale=scale))],
                  inputs={**inputs, "scale": scale}, weights=steps["weights"], output=steps["output"],
                  note=f"scale = {scale:.4f}")
@@ -104,15 +110,18 @@ class NoWeightsExplorer(Explorer):
     about = "a slider on every entry of X; the attention weights and every step of softmax(X Xᵀ/√d) X"
 
     def __init__(self, X: object, token_labels: Sequence[str] | None = None, *, scaled: bool = True,
-                 min: float | None = None, max: float | None = None, step: float | None = None) -> None:
+                 min: float | None = None, max: float | None = None, step: float | None = None,
+                 feature_labels: Sequence[str] | None = None) -> None:
         X = check_matrix(X, "X")  # (T, d)
         self.tokens, self.d = _tokens(token_labels, X.shape[0]), X.shape[1]
-        super().__init__(X=MatrixSliders("X", X, min=min, max=max, step=step, row_labels=self.tokens),
+        self.features = feature_labels
+        super().__init__(X=MatrixSliders("X", X, min=min, max=max, step=step, row_labels=self.tokens,
+                                         col_labels=feature_labels),
                          scale=checkbox("scale", scaled, description=f"scale by 1/√d (d = {self.d})"))
 
     def show(self, X: np.ndarray, scale: bool) -> Shown:
         s = 1 / math.sqrt(self.d) if scale else 1.0
-        return _steps_shown(X, X, X, s, self.tokens, {"X": X, "scaled": scale})  # Q = K = V = X
+        return _steps_shown(X, X, X, s, self.tokens, {"X": X, "scaled": scale}, self.features)  # Q = K = V = X
 
 
 class QKVExplorer(Explorer):
@@ -266,6 +275,60 @@ class MultiheadExplorer(Explorer):
                      note=f"{heads} heads of d_head = {d_head} columns; each head scaled by 1/√{d_head}")
 
 
+# --------------------------------------------------------------------------- 05: positions
+POSITION_ENCODINGS = ("sinusoidal", "learned", "rotary")
+
+
+class PositionsExplorer(Explorer):
+    """05: one head, positions off or on (sinusoids or a learned table added to X, or Q and K rotated);
+    a slider shifts every position by s, so the tokens sit at p = s, s+1, ..., s+T-1."""
+
+    kind = "positions"
+    about = "positions on/off, their encoding, a slider that shifts every position; the attention weights"
+
+    def __init__(self, X: object, W_q: object, W_k: object, W_v: object, token_labels: Sequence[str] | None = None,
+                 *, encoding: str = "sinusoidal", positions: bool = True, max_shift: int = 10, seed: int = 0,
+                 focus: str | None = None) -> None:
+        self.X = check_matrix(X, "X").astype(float)  # (T, d_model)
+        self.W = {n: check_matrix(m, n).astype(float) for n, m in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v))}
+        single_head_attention(self.X, *self.W.values())  # checks every shape, naming the argument
+        if self.W["W_q"].shape[1] % 2:
+            raise ValueError(f"W_q has shape {self.W['W_q'].shape}: rotary turns pairs of features, so d_k must be even")
+        T, d = self.X.shape
+        self.tokens, self.seed, self.max_shift = _tokens(token_labels, T), _int(seed, "seed", 0), _int(max_shift, "max_shift", 1)
+        self.focus = None if focus is None else self.tokens.index(focus)  # ValueError if focus is not a token
+        self.table = learned_positions(T + self.max_shift, d, np.random.default_rng(seed))  # (T + max_shift, d_model)
+        super().__init__(positions=checkbox("positions", positions, description="add positions"),
+                         encoding=choice("encoding", POSITION_ENCODINGS, encoding),
+                         shift=scalar_slider("shift", 0, min=0, max=self.max_shift, integer=True,
+                                             description="shift every position by s"))
+
+    def show(self, positions: bool, encoding: str, shift: int) -> Shown:
+        T, d = self.X.shape
+        p = np.arange(T) + shift  # (T,) the positions s, s+1, ..., s+T-1
+        P = np.zeros((T, d))  # (T, d_model) what is added to X: nothing, unless below
+        if positions and encoding == "sinusoidal":
+            P = sinusoidal_positions(T + shift, d)[shift:]  # (T + s, d_model) -> rows s .. s+T-1
+        elif positions and encoding == "learned":
+            P = self.table[p]  # (T, d_model) rows s .. s+T-1 of the table
+        Q, K, V = project_qkv(self.X + P, *self.W.values())  # (T, d_k), (T, d_k), (T, d_v)
+        if positions and encoding == "rotary":
+            Q, K = rotary(Q, positions=p), rotary(K, positions=p)  # pair i of token p turned by p·θ_i
+        out, w = scaled_dot_product_attention(Q, K, V)  # (T, d_v), (T, T)
+        how = {"sinusoidal": "sinusoids added to X", "learned": f"a random table (seed {self.seed}) added to X",
+               "rotary": "Q and K rotated by p·θ"}[encoding] if positions else "no positions: nothing to shift"
+        note = f"positions p = {shift} … {shift + T - 1} ({how})"
+        if self.focus is not None:
+            f, j = self.focus, int(np.argmax(w[self.focus]))
+            note += (f"; '{html.escape(self.tokens[f])}' puts most weight on '{html.escape(self.tokens[j])}': "
+                     f"<b>{w[f, j]:.4f}</b>")
+        inputs = {"X": self.X, **self.W, "positions": positions, "encoding": encoding, "shift": shift,
+                  "max_shift": self.max_shift, "seed": self.seed, "p": p, "P": P}
+        title = f"attention weights ({encoding}, p = {shift}…{shift + T - 1})" if positions else "attention weights (no positions)"
+        panel = Panel(w, title, self.tokens, self.tokens)
+        return Shown(View([panel]), inputs=inputs, weights=w, output=out, note=note)
+
+
 min_ = min  # the builtin; MultiheadExplorer's keyword `min` hides it inside __init__
 
 widget_check = WidgetCheck
@@ -274,3 +337,4 @@ qkv_explorer = QKVExplorer
 scaling_explorer = ScalingExplorer
 overflow_explorer = OverflowExplorer
 multihead_explorer = MultiheadExplorer
+positions_explorer = PositionsExplorer

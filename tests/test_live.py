@@ -28,6 +28,7 @@ import helpers  # noqa: E402
 from helpers import examples as E  # noqa: E402
 from helpers import explorers as X  # noqa: E402
 from helpers import panels as P  # noqa: E402
+from helpers import sentence as S  # noqa: E402
 from helpers.controls import MatrixSliders, MatrixToggles, scalar_slider  # noqa: E402
 from helpers.explorer import Explorer, Shown, presentation, state_from_html, state_html  # noqa: E402
 from helpers.htmlview import panel_html, view_html  # noqa: E402
@@ -113,6 +114,7 @@ EXPLORERS = {
     "overflow": lambda: X.overflow_explorer(),
     "multihead": lambda: X.multihead_explorer(E.T001_X, 4, seed=0),
     "widget-check": lambda: X.widget_check(),
+    "positions": lambda: X.positions_explorer(S.embeddings(), *S.pronoun_head(), S.TOKENS, focus="it"),
 }
 
 

@@ -95,6 +95,29 @@ def _softmax_row(inp: dict) -> Expected:
     return Expected(w, None, [w])
 
 
+def _positions(inp: dict) -> Expected:
+    """05: one head on X + P (sinusoids or a learned table), or with Q and K rotated; every position shifted."""
+    from helpers import positions as pos
+
+    X, W_q, W_k, W_v = (_get(inp, n, "positions") for n in ("X", "W_q", "W_k", "W_v"))
+    T, d = X.shape
+    shift, encoding, on = int(inp["shift"]), inp["encoding"], bool(inp["positions"])
+    p = np.arange(T) + shift  # (T,) the positions s .. s+T-1
+    P = np.zeros((T, d))  # (T, d_model)
+    if on and encoding == "sinusoidal":
+        P = pos.sinusoidal_positions(T + shift, d)[shift:]  # (T, d_model)
+    elif on and encoding == "learned":
+        table = pos.learned_positions(T + int(inp["max_shift"]), d, np.random.default_rng(int(inp["seed"])))
+        P = table[p]  # (T, d_model)
+    np.testing.assert_array_equal(_get(inp, "p", "positions"), p, err_msg="data-state p != shift + arange(T)")
+    np.testing.assert_allclose(_get(inp, "P", "positions"), P, rtol=0, atol=1e-12, err_msg="data-state P")
+    Q, K, V = att.project_qkv(X + P, W_q, W_k, W_v)  # (T, d_k), (T, d_k), (T, d_v)
+    if on and encoding == "rotary":
+        Q, K = pos.rotary(Q, positions=p), pos.rotary(K, positions=p)
+    out, w = att.scaled_dot_product_attention(Q, K, V)  # (T, d_v), (T, T)
+    return Expected(w, out, [w])
+
+
 KINDS: dict[str, Callable[[dict], Expected]] = {
     "no-weights": _no_weights,
     "qkv": _qkv,
@@ -102,6 +125,7 @@ KINDS: dict[str, Callable[[dict], Expected]] = {
     "overflow": _overflow,
     "multihead": _multihead,
     "widget-check": _softmax_row,
+    "positions": _positions,
 }
 
 
