@@ -10,6 +10,7 @@ explorer means adding one function here.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -17,6 +18,7 @@ import numpy as np
 
 import helpers.attention as att
 from helpers.panels import STEP_KEYS, format_matrix
+from helpers.training import train
 
 
 class Expected(NamedTuple):
@@ -118,6 +120,27 @@ def _positions(inp: dict) -> Expected:
     return Expected(w, out, [w])
 
 
+_TRAIN_ARGS = ("steps", "seed", "lr", "snapshot_every", "batch_size", "T", "n_vocab", "d_k", "d_v", "n_eval")
+
+
+@functools.lru_cache(maxsize=8)
+def _run(task: str, args: tuple) -> object:
+    return train(task, **dict(zip(_TRAIN_ARGS, args, strict=True)))
+
+
+def _training(inputs: dict) -> Expected:
+    missing = [n for n in ("task", "step", "probe", *_TRAIN_ARGS) if n not in inputs]
+    assert not missing, f"data-state of a 'training' explorer lacks {missing}; it has {sorted(inputs)}"
+    args = tuple(float(inputs[n]) if n == "lr" else int(inputs[n]) for n in _TRAIN_ARGS)
+    run = _run(str(inputs["task"]), args)
+    snaps = {s.step: s for s in run.snapshots}
+    step = int(inputs["step"])
+    assert step in snaps, f"step {step} is not a snapshot step of this run ({sorted(snaps)})"
+    np.testing.assert_array_equal(number_array(inputs["probe"]), run.probe, err_msg="data-state probe != train's")
+    weights = snaps[step].weights  # (T, T) the probe's attention weights after `step` updates
+    return Expected(weights, None, [weights])
+
+
 KINDS: dict[str, Callable[[dict], Expected]] = {
     "no-weights": _no_weights,
     "qkv": _qkv,
@@ -126,6 +149,7 @@ KINDS: dict[str, Callable[[dict], Expected]] = {
     "multihead": _multihead,
     "widget-check": _softmax_row,
     "positions": _positions,
+    "training": _training,
 }
 
 

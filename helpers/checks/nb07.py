@@ -1,0 +1,164 @@
+"""Exercise checks for notebook 07 (attention learns): the softmax Jacobian, dV and dP, Adam, a task's pattern.
+
+The examples are small and hand-checkable:
+
+    EX_P_ROW   (4,)     one row of attention weights, for the Jacobian diag(p) − p pᵀ (4, 4)
+    EX_P       (3, 3)   attention weights P (rows sum to 1, not symmetric)
+    EX_V       (3, 2)   values V (T = 3 tokens, d_v = 2)
+    EX_DO      (3, 2)   dO = dL/d(output), the gradient arriving from the loss
+    EX_W, EX_G (2, 3)   a weight matrix and its gradient, for one Adam step with EX_LR from the zero state
+    EX_T                sequence length of the "next token" task whose attention pattern is asked for
+
+Each ``check_...`` computes the right answer with ``helpers.backward`` / ``helpers.training`` and the
+typical wrong ones (transposed, sign flipped, a missing term, ...), prints one verdict per array ("✅ ..."
+or "❌ ...: what is wrong") and returns a Verdict (truthy when right). None raises on any answer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from helpers.backward import attention_backward_steps, softmax_jacobian
+from helpers.checks import Verdict, check_array, exercise_check
+from helpers.training import adam_step, target_pattern
+
+__all__ = [
+    "EX_P_ROW",
+    "EX_P",
+    "EX_V",
+    "EX_DO",
+    "EX_W",
+    "EX_G",
+    "EX_LR",
+    "EX_T",
+    "check_softmax_jacobian",
+    "check_dv_dp",
+    "check_adam_step",
+    "check_next_token_pattern",
+]
+
+EX_P_ROW = np.array([0.1, 0.2, 0.3, 0.4])  # (T=4,) sums to 1
+EX_P = np.array([[0.5, 0.3, 0.2], [0.1, 0.8, 0.1], [0.25, 0.25, 0.5]])  # (T_q=3, T_k=3) rows sum to 1
+EX_V = np.array([[1.0, 2.0], [0.0, 1.0], [3.0, -1.0]])  # (T_k=3, d_v=2)
+EX_DO = np.array([[1.0, 0.0], [0.0, 2.0], [-1.0, 1.0]])  # (T_q=3, d_v=2)
+EX_W = np.array([[0.7, -1.0, 2.0], [1.5, 0.8, -0.6]])  # (2, 3)
+EX_G = np.array([[0.2, -0.5, 1.0], [-0.4, 0.1, 0.3]])  # (2, 3) its gradient
+EX_LR = 0.1
+EX_T = 5
+
+
+def _floats(answer: object) -> np.ndarray | None:
+    """The answer as a float array, or None when it is not one (check_array then says what is wrong)."""
+    try:
+        if np.iscomplexobj(answer):
+            return None
+        got = np.asarray(answer, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return got
+
+
+@exercise_check
+def check_softmax_jacobian(answer: object) -> Verdict:
+    """Exercise 1: the Jacobian J[i, j] = ∂p_i/∂s_j = diag(p) − p pᵀ of the row EX_P_ROW, shape (4, 4)."""
+    p = EX_P_ROW
+    right = softmax_jacobian(p)  # (4, 4)
+    mistakes = {
+        "the sign is flipped: this is p pᵀ − diag(p); the diagonal p_i(1 − p_i) is positive.": -right,
+        "this is −p pᵀ without diag(p): ∂p_i/∂s_i also has the term p_i (the diagonal is p_i − p_i²).":
+            -np.outer(p, p),
+        "this is diag(p) alone: every p_i also depends on the other scores, through −p_i p_j.": np.diag(p),
+        "this is p pᵀ alone; J = diag(p) − p pᵀ.": np.outer(p, p),
+        "you kept only the diagonal p_i(1 − p_i); the off-diagonal entries are −p_i p_j, not 0.":
+            np.diag(p * (1 - p)),
+        f"you subtracted the number p·p = {p @ p:g} (p.T @ p of a 1-D array is a dot product); "
+        "the outer product p pᵀ is np.outer(p, p).": np.diag(p) - p @ p,
+        "you subtracted p∘p (the squares p_j², the same in every row); the outer product p pᵀ has "
+        "entries p_i p_j: np.outer(p, p).": np.diag(p) - p * p,
+    }
+    hint = "Hint: ∂p_i/∂s_j = p_i (1 − p_j) when i = j, and −p_i p_j otherwise."
+    return check_array(answer, right, name="Exercise 1, softmax Jacobian", mistakes=mistakes, hint=hint)
+
+
+@exercise_check
+def check_dv_dp(dV: object, dP: object) -> Verdict:
+    """Exercise 2: dV = Pᵀ dO (3, 2) and dP = dO Vᵀ (3, 3) for EX_P, EX_V, EX_DO."""
+    P, V, dO = EX_P, EX_V, EX_DO
+    # scores log P give softmax(log P) = P (each row of P sums to 1): the helper's backward pass on P itself
+    st = attention_backward_steps(np.log(P), np.eye(3), V, dO, scale=1.0)  # Q (3, 3), K = I (3, 3), V (3, 2)
+    right_dV, right_dP = st["dV"], st["dP"]  # Pᵀ dO (3, 2), dO Vᵀ (3, 3)
+    dv_mistakes = {
+        "this is P dO: a value row j is used by every query i with weight P[i, j], so it collects "
+        "Σ_i P[i, j] dO[i], a column of P: Pᵀ dO.": P @ dO,
+        "this is dO itself: each value row is mixed into the outputs by the weights, so its gradient "
+        "is Pᵀ dO.": dO,
+        "this is Pᵀ V (the forward mix, transposed); the gradient uses dO: Pᵀ dO.": P.T @ V,
+        "the sign is flipped: dV = Pᵀ dO, no minus.": -right_dV,
+    }
+    dp_mistakes = {
+        "this is V dOᵀ, the transpose: rows of dP are queries (like P), so dP = dO Vᵀ.": V @ dO.T,
+        "you multiplied by P: that belongs to the next step (the softmax backward); dP = dO Vᵀ.": P * right_dP,
+        "this is Pᵀ dO Vᵀ; the weights do not enter dP: dP = dO Vᵀ.": P.T @ right_dP,
+        "the sign is flipped: dP = dO Vᵀ, no minus.": -right_dP,
+    }
+    ok = check_array(dV, right_dV, name="Exercise 2, dV", mistakes=dv_mistakes,
+                     hint="Hint: dV has the shape of V, (3, 2); which matrix of shape (3, 3) can carry dO there?")
+    ok_p = check_array(dP, right_dP, name="Exercise 2, dP", mistakes=dp_mistakes,
+                       hint="Hint: dP has the shape of P, (3, 3): one row per query, one column per key.")
+    return bool(ok) and bool(ok_p)
+
+
+@exercise_check
+def check_adam_step(answer: object) -> Verdict:
+    """Exercise 3: EX_W after one Adam step with gradient EX_G, lr EX_LR, from the zero state (t = 1)."""
+    W, g, lr, b1, b2, eps = EX_W, EX_G, EX_LR, 0.9, 0.999, 1e-8
+    right = adam_step({"W": W}, {"W": g}, None, EX_LR)[0]["W"]  # (2, 3)
+    m, v = (1 - b1) * g, (1 - b2) * g * g  # (2, 3) each, the moments after one step from 0
+    mistakes = {
+        "this is a plain gradient-descent step W − lr·g; Adam divides by √v̂, so each entry moves by "
+        "about lr, whatever the size of its gradient.": W - lr * g,
+        "you moved uphill: W + lr·m̂/√v̂; subtract the step to lower the loss.": W + lr * g / (np.abs(g) + eps),
+        "you skipped the bias correction: after one step m = 0.1·g and v = 0.001·g², so divide by "
+        "(1 − 0.9¹) and (1 − 0.999¹) first.": W - lr * m / (np.sqrt(v) + eps),
+        "you divided by v̂, not by its square root √v̂.": W - lr * (m / (1 - b1)) / (v / (1 - b2) + eps),
+        "this is the step −lr·m̂/(√v̂ + ε) alone; the new W is W plus that step.": right - W,
+    }
+    hint = "Hint: m̂ = g and v̂ = g² after the first step (with bias correction); W − lr·m̂/(√v̂ + ε)."
+    # rtol 1e-5: with or without ε (10⁻⁸ next to √v̂ = |g| ≥ 0.1 here), a formula gets the same verdict
+    return check_array(answer, right, name="Exercise 3, one Adam step", mistakes=mistakes, hint=hint, rtol=1e-5)
+
+
+def _next_pattern(T: int) -> np.ndarray:
+    """Output i is the input token at position i+1; the last position outputs its own token."""
+    source = np.minimum(np.arange(T) + 1, T - 1)  # (T,) the position each output copies from
+    return np.eye(T)[source]  # (T, T) row i one-hot at source[i]
+
+
+@exercise_check
+def check_next_token_pattern(answer: object) -> Verdict:
+    """Exercise 4: the attention weights (EX_T, EX_T) that solve the "next token" task (0s and 1s)."""
+    name = "Exercise 4, next-token pattern"
+    T = EX_T
+    right = _next_pattern(T)  # (T, T)
+    mistakes = {
+        "this is the transpose: row i is query i (where position i LOOKS), so row i has its 1 in column i+1.":
+            right.T,
+        "this is the previous-token pattern (below the diagonal); the next token is to the right, "
+        "above the diagonal.": target_pattern("previous", T),
+        f"row {T} is all zeros, but every row of attention weights sums to 1: the last position has no "
+        f"next token, so it copies its own (column {T}).": np.eye(T, k=1),
+        "this is the identity: every position copies itself, which leaves the sequence unchanged.": np.eye(T),
+        "this is the reversal pattern (the anti-diagonal).": target_pattern("reverse", T),
+    }
+    got = _floats(answer)
+    if got is not None and got.shape == right.shape and np.isfinite(got).all():
+        known = [right, *mistakes.values()]
+        sums = got.sum(axis=-1)  # (T,) one sum per query row
+        bad = np.flatnonzero(np.abs(sums - 1) > 1e-6)
+        if bad.size and not any(np.allclose(got, m) for m in known):
+            i = int(bad[0])
+            print(f"❌ {name}: row {i + 1} (index {i}) sums to {sums[i]:.4g}, but every row of attention "
+                  "weights sums to 1 (a single 1 where that query looks).")
+            return False
+    hint = "Hint: row i is query i; put a 1 in the column of the key it must copy (Python counts from 0)."
+    return check_array(answer, right, name=name, mistakes=mistakes, hint=hint)
