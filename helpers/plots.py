@@ -231,6 +231,11 @@ class Heatmap:
         ax.set_xlim(-0.5, C - 0.5)
         ax.set_ylim(R - 0.5, -0.5)
         ax.set_xticks(range(C), labels=col_labels)
+        if max(len(c) for c in col_labels) > 4 and C > 1:  # words as labels: slant them so they never collide
+            ax.tick_params(axis="x", labelrotation=35)
+            for t in ax.get_xticklabels():
+                t.set_horizontalalignment("right")
+                t.set_rotation_mode("anchor")
         ax.set_yticks(range(R), labels=row_labels)
         ax.tick_params(length=0, labelsize=max(fontsize - 1, 7))
         for spine in ax.spines.values():
@@ -383,7 +388,7 @@ def heatmap_grid(
             raise ValueError(f"matrices[{k}] has shape {m.shape} but matrices[0] has shape {shape}; all must match")
     n = len(data)
     if titles is None:
-        titles = [f"head {k}" for k in range(n)]
+        titles = [f"head {k + 1}" for k in range(n)]  # heads counted from 1, as everywhere
     elif isinstance(titles, (str, bytes)) or len(titles) != n:
         raise ValueError(f"titles must be a list of {n} strings (one per matrix), got {titles!r}")
     if ncols is None:

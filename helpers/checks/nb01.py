@@ -71,7 +71,7 @@ def _shape_verdict(answer: object, name: str, by_shape: dict[tuple, str]) -> Ver
 
 
 _SCORES_HINT = "Hint: which product of X with itself compares tokens (rows) with tokens? And what is d here?"
-_WEIGHTS_HINT = "Hint: which axis of the scores holds the keys? Each query's weights must add up to 1."
+_WEIGHTS_HINT = "Hint: which axis of the scores holds the keys? Each query's attention weights must add up to 1."
 _OUTPUT_HINT = "Hint: each output row is a weighted average of the rows of X; which matrix product does that for all rows?"
 
 
@@ -80,7 +80,7 @@ def check_scores(answer: object, X: object = EXERCISE_X) -> Verdict:
     """Exercise 1: the scaled scores X Xᵀ/√d, shape (T, T)."""
     p = _parts(X)
     T, d = p["X"].shape
-    name = "scores"
+    name = "scaled scores"
     verdict = _shape_verdict(
         answer,
         name,
@@ -114,7 +114,7 @@ def check_weights(answer: object, X: object = EXERCISE_X) -> Verdict:
     """Exercise 2: the attention weights softmax(X Xᵀ/√d) over the keys, shape (T, T)."""
     p = _parts(X)
     T, d = p["X"].shape
-    name = "weights"
+    name = "attention weights"
     by_shape = {}
     if T != d:
         by_shape[(T, d)] = (
@@ -189,10 +189,10 @@ def check_output(answer: object, X: object = EXERCISE_X) -> Verdict:
 
 @exercise_check
 def check_text000_weights(answer: object) -> Verdict:
-    """Exercise 4: text 000's weights for T000_F1_X, softmax written by hand (subtract the row max)."""
+    """Exercise 4: text 000's attention weights for T000_F1_X, softmax written by hand (subtract the row max)."""
     p = _parts(T000_F1_X)
     T, d = p["X"].shape
-    name = "text 000 weights"
+    name = "text 000 attention weights"
     scores = p["scores"]  # (T, T)
     row_shifted = scores - scores.max(axis=-1, keepdims=True)  # (T, T) every row's max is 0
     whole = scores - scores.max()  # (T, T) shifted by the largest entry of the whole matrix
@@ -238,7 +238,7 @@ def check_text000_weights(answer: object) -> Verdict:
 
 @exercise_check
 def check_most_attended(answer: object, X: object = EXERCISE_X) -> Verdict:
-    """Exercise 5: for each query, the index of the key it gives the largest weight, shape (T,)."""
+    """Exercise 5: for each query, the index of the key it gives the largest attention weight, shape (T,)."""
     p = _parts(X)
     T = p["X"].shape[0]
     name = "most attended key"
