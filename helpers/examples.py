@@ -12,7 +12,7 @@ Where a text rounds or errs, the printed value is kept under a ``*_PRINTED`` or
 Texts (``SOURCES`` maps the short names to the file names and titles):
 
     text 000  "Self-attention 小小实践"            formula 1 (no weights) and formula 2 (integer weights)
-    text 001  "理解自注意力(self-attention)"          the three-token example, softmax rounded to [0, .5, .5]
+    text 001  "理解自注意力(self-attention)"          the three-token example, softmax approximated by [0, .5, .5]
     text 002  a notebook, Xavier-initialised weights   4 positions x 3 features -> 2; a 4-head loop
     text 003  "python 实现 Multi-Head Attention"       PyTorch; the 001 example scaled by 1/sqrt(3); shapes
     text 004  "Self Attention" (notes)                 the 001 Q, K, V unscaled; 768 split into 8 heads
@@ -133,7 +133,7 @@ T001_K = np.array([[0, 1, 1], [4, 4, 0], [2, 3, 1]])  # (3, 3)
 T001_V = np.array([[1, 2, 3], [2, 8, 0], [2, 6, 3]])  # (3, 3)
 T001_Q = np.array([[1, 0, 2], [2, 2, 2], [2, 1, 3]])  # (3, 3)
 T001_SCORES_QUERY1 = np.array([2, 4, 4])  # q1 · k_j, unscaled
-# The text rounds softmax([2, 4, 4]) to [0.0, 0.5, 0.5] and carries the rounding on:
+# The text approximates softmax([2, 4, 4]) by [0.0, 0.5, 0.5] (e^2 dropped next to e^4) and carries the approximation on:
 T001_SOFTMAX_QUERY1_AS_PRINTED = np.array([0.0, 0.5, 0.5])
 T001_WEIGHTED_VALUES_AS_PRINTED = np.array([[0.0, 0.0, 0.0], [1.0, 4.0, 0.0], [1.0, 3.0, 1.5]])  # (3, 3)
 T001_OUTPUT1_AS_PRINTED = np.array([2.0, 7.0, 1.5])

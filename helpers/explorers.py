@@ -79,7 +79,9 @@ def _steps_shown(Q: np.ndarray, K: np.ndarray, V: np.ndarray, scale: float, toke
     steps = attention_steps(Q, K, V, scale)
     main = Panel(steps["weights"], "attention weights", row_labels=tokens, col_labels=tokens)
     feats = list(features) if features is not None else [str(j + 1) for j in range(V.shape[1])]
-    return Shown([View([main]), View(step_panels(steps, tokens, feature_labels=feats, scale=scale))],
+    panels = step_panels(steps, tokens, feature_labels=feats, scale=scale)
+    wide = sum(p.matrix.shape[1] for p in panels) > 21  # as plots.step_view: two rows of panels when wide
+    return Shown([View([main]), View(panels, ncols=4 if wide else None)],
                  inputs={**inputs, "scale": scale}, weights=steps["weights"], output=steps["output"],
                  note=f"scale = {scale:.4f}")
 
@@ -222,7 +224,7 @@ class OverflowExplorer(Explorer):
             naive = naive_softmax(scores)  # (T, T)
         stable = softmax(scores)  # (T, T) never NaN
         t = self.tokens
-        panels = [Panel(scores, f"scores (m = {magnitude:.2f})", t, t, kind="scores"),
+        panels = [Panel(scores, f"softmax input × 10^m (m = {magnitude:.2f})", t, t, kind="scores"),
                   Panel(naive, "naive: exp(x) / Σ exp(x)", t, t), Panel(stable, "stable: x − row max first", t, t)]
         limit = math.log(float(np.finfo(_DTYPES[dtype]).max))
         note = (f"exp(x) overflows {dtype} for x &gt; ln(max) = {limit:.2f}; largest score: "

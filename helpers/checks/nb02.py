@@ -35,11 +35,11 @@ EX_WK = np.array([[0, 1, 0, 1], [1, 0, 0, 1], [0, 1, 1, 0], [1, 0, 1, 0]])  # (d
 EX_WV = np.array([[1, 2, 0, 0], [0, 1, 2, 0], [0, 0, 1, 2], [2, 0, 0, 1]])  # (d_in=4, d_v=4)
 EX_QUERY = 1  # exercise 4 asks for the output of query 2, i.e. row index 1
 
-_ROUNDING = "text 001 rounds softmax([2, 4, 4]) to [0.0, 0.5, 0.5]; keep full precision"
+_ROUNDING = "text 001 approximates softmax([2, 4, 4]) by [0.0, 0.5, 0.5]: keep full precision"
 
 
 def _parts() -> dict:
-    """The exercise's right intermediates and the weights each typical slip produces."""
+    """The exercise's right intermediates and the attention weights each typical slip produces."""
     Q, K, V = project_qkv(EX_X, EX_WQ, EX_WK, EX_WV)  # (T, d_k), (T, d_k), (T, d_v)
     d_k = Q.shape[-1]
     root = float(np.sqrt(d_k))
@@ -74,14 +74,14 @@ def check_qkv(Q: object, K: object, V: object) -> Verdict:
     """Exercise 1: Q = X W_q, K = X W_k, V = X W_v for EX_X and EX_WQ, EX_WK, EX_WV."""
     p = _parts()
     answers = {"Q": Q, "K": K, "V": V}
-    weights = {"Q": ("W_q", EX_WQ), "K": ("W_k", EX_WK), "V": ("W_v", EX_WV)}
+    matrices = {"Q": ("W_q", EX_WQ), "K": ("W_k", EX_WK), "V": ("W_v", EX_WV)}
     ok = True
     for name, answer in answers.items():
-        w_name, W = weights[name]
+        w_name, W = matrices[name]
         mistakes = {}
         for other in answers:
             if other != name:
-                mistakes[f"this is {other} (X {weights[other][0]}): {name} uses {w_name}."] = p[other]
+                mistakes[f"this is {other} (X {matrices[other][0]}): {name} uses {w_name}."] = p[other]
         mistakes[f"this is {w_name} X: multiply the other way round, X {w_name} (tokens are rows)."] = W @ EX_X
         mistakes[f"this is X {w_name}ᵀ: use {w_name} as it is, shape (d_in, d_out)."] = EX_X @ W.T
         mistakes[f"this is X itself: {name} is X projected by {w_name}."] = EX_X
@@ -104,7 +104,7 @@ def check_scaled_scores(answer: object) -> Verdict:
         "you used K without transposing it (Q @ K); a query meets the keys through Q @ K.T.": p["no_transpose"],
         "this is Qᵀ K, a (d_k, d_k) feature-by-feature table; the scores are token by token, Q Kᵀ.": Q.T @ K / root,
         "this is K Qᵀ: rows must be the queries and columns the keys, Q Kᵀ.": K @ Q.T / root,
-        "this is X Xᵀ / √d (formula 1, no weights): use the projected Q and K.": formula_1,
+        "this is X Xᵀ / √d (formula 1, no weight matrices): use the projected Q and K.": formula_1,
         "you subtracted each row's maximum: fine before softmax, but this asks for the scaled scores.": shifted,
     }
     hint = "Hint: the result has one row per query and one column per key. What is d_k here?"
@@ -118,7 +118,7 @@ def check_weights(answer: object) -> Verdict:
     w, d_k, root = p["weights"], p["d_k"], p["root"]
     mistakes = {
         "softmax ran over the queries (axis 0): each column sums to 1, but each ROW must (axis=-1).": w["axis0"],
-        f"these weights come from unscaled scores: divide Q Kᵀ by √d_k = {root:g} before softmax.": w["unscaled"],
+        f"these attention weights come from unscaled scores: divide Q Kᵀ by √d_k = {root:g} before softmax.": w["unscaled"],
         f"you divided the scores by d_k = {d_k}; divide by √d_k = {root:g}.": w["by_dk"],
         "these come from Q @ K (K not transposed); the scores are Q @ K.T.": w["no_transpose"],
         "one softmax over all 16 entries: the whole matrix sums to 1, but each row must (axis=-1).": w["whole_matrix"],
@@ -126,9 +126,9 @@ def check_weights(answer: object) -> Verdict:
     }
     for d, r in _rounded(w["right"], range(5)).items():
         places = f"{d} decimal" + ("" if d == 1 else "s")
-        mistakes[f"these are the right weights rounded to {places} ({_ROUNDING})."] = r
-    hint = "Hint: which axis of your scores runs over the keys?"
-    return check_array(answer, w["right"], name="Exercise 3, weights", mistakes=mistakes, hint=hint)
+        mistakes[f"these are the right attention weights rounded to {places} ({_ROUNDING})."] = r
+    hint = "Hint: which axis of your scaled scores runs over the keys?"
+    return check_array(answer, w["right"], name="Exercise 3, attention weights", mistakes=mistakes, hint=hint)
 
 
 @exercise_check
@@ -149,19 +149,20 @@ def check_output_query2(answer: object) -> Verdict:
             return False
     mistakes = {
         "you weighted X instead of V: the output mixes the values, weights[1] @ V.": w["right"][i] @ X,
-        "the weights came from softmax over the queries (axis 0); softmax over the keys (axis=-1).": out["axis0"][i],
-        "the weights came from unscaled scores: divide Q Kᵀ by √d_k before softmax.": out["unscaled"][i],
+        "the attention weights came from softmax over the queries (axis 0); softmax over the keys (axis=-1).": out["axis0"][i],
+        "the attention weights came from unscaled scores: divide Q Kᵀ by √d_k before softmax.": out["unscaled"][i],
         "the scores were divided by d_k; divide by √d_k.": out["by_dk"][i],
         "the scores came from Q @ K (K not transposed); use Q @ K.T.": out["no_transpose"][i],
         "this is query 1's output (row index 0); query 2 is row index 1.": right[0],
         "this is the third query's output (row index 2); query 2 is row index 1 (Python counts from 0).": right[2],
-        "you used column 1 of the weights (what every query gives key 2); use row 1, weights[1].": w["right"][:, i] @ V,
-        "these are query 2's weights, not its output: multiply them by V.": w["right"][i],
+        "you used weights[:, 1], column 1 of the weights counting from 0 (what every query gives key 2); "
+        "query 2's attention weights are the row weights[1].": w["right"][:, i] @ V,
+        "these are query 2's weights, not its output: multiply these attention weights by V.": w["right"][i],
         "this is v_2, token 2's own value; the output mixes all the values, weighted.": V[i],
         "this is the plain average of the values (equal weights); use the attention weights.": V.mean(axis=0),
     }
     for d, r in _rounded(w["right"], range(4)).items():
         places = f"{d} decimal" + ("" if d == 1 else "s")
-        mistakes[f"the weights were rounded to {places} before multiplying ({_ROUNDING})."] = (r @ V)[i]
-    hint = "Hint: which row of your weights belongs to query 2 (Python counts from 0), and what does it mix?"
+        mistakes[f"the attention weights were rounded to {places} before multiplying ({_ROUNDING})."] = (r @ V)[i]
+    hint = "Hint: which row of your attention weights belongs to query 2 (NumPy counts from 0), and what does it mix?"
     return check_array(answer, right[i], name=name, mistakes=mistakes, hint=hint)

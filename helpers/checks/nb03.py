@@ -82,7 +82,7 @@ _MISTAKES: list[tuple[str, Callable[[np.ndarray], np.ndarray]]] = [
 ]
 
 _SOFTMAX_HINT = (
-    "Hint: section 3 shows that subtracting a constant from a row leaves its softmax unchanged. "
+    "Hint: section 2 shows that subtracting a constant from a row leaves its softmax unchanged. "
     "Which constant, taken per row, keeps every exponent <= 0?"
 )
 
@@ -165,7 +165,7 @@ def check_largest_safe_x(answer: object, dtype: object = np.float32) -> Verdict:
     name = f"largest safe x for {dt}"
     hint = (
         f"Hint: for which x is exp(x) exactly the largest {dt}? Rounded to a {dt}, that x can land a step off: "
-        "test it and its neighbours, as section 2 checks its table."
+        "test it and its neighbours, as the deep dive on float types checks its table."
     )
     if answer is None or answer is Ellipsis:
         return _verdict(False, name, f"{NOT_ANSWERED}. {hint}")
@@ -238,5 +238,5 @@ def check_logsumexp(answer: object) -> Verdict:
             "this is the logsumexp of the scores [2, 4, 4] before the factor 250: use LSE_ROW.":
                 logsumexp(examples.T001_SCORES_QUERY1),
         },
-        hint="Hint: which factor e^c can you take out of the sum so that no exponent is positive? (section 3, log-sum-exp)",
+        hint="Hint: which factor e^c can you take out of the sum so that no exponent is positive? (the deep dive on log-sum-exp)",
     )
