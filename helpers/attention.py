@@ -198,7 +198,7 @@ def _check_mask(mask: object, scores_shape: tuple, expected: str) -> np.ndarray:
     if empty.any():
         where = tuple(int(i) for i in np.argwhere(np.broadcast_to(empty, scores_shape[:-1]))[0])
         raise ValueError(
-            f"mask leaves query row {where[-1]} (index {where}) with every key masked; "
+            f"mask leaves query {where[-1] + 1} (counted from 1; NumPy index {where}) with every key masked; "
             "softmax over no keys is undefined"
         )
     return mask

@@ -21,15 +21,17 @@ import numpy as np
 
 from helpers.attention import (
     attention_steps,
+    causal_mask,
     multi_head_attention,
     naive_softmax,
+    padding_mask,
     project_qkv,
     scaled_dot_product_attention,
     single_head_attention,
     softmax,
     xavier_normal,
 )
-from helpers.controls import MatrixSliders, check_matrix, checkbox, choice, scalar_slider
+from helpers.controls import MatrixSliders, MatrixToggles, check_matrix, checkbox, choice, scalar_slider
 from helpers.explorer import Explorer, Shown
 from helpers.panels import Panel, View, step_panels
 from helpers.positions import learned_positions, rotary, sinusoidal_positions
@@ -43,6 +45,7 @@ __all__ = [
     "OverflowExplorer",
     "MultiheadExplorer",
     "PositionsExplorer",
+    "MaskExplorer",
     "TrainingExplorer",
     "widget_check",
     "no_weights_explorer",
@@ -51,6 +54,7 @@ __all__ = [
     "overflow_explorer",
     "multihead_explorer",
     "positions_explorer",
+    "mask_explorer",
     "training_explorer",
 ]
 
@@ -334,6 +338,58 @@ class PositionsExplorer(Explorer):
         return Shown(View([panel]), inputs=inputs, weights=w, output=out, note=note)
 
 
+# --------------------------------------------------------------------------- 06: masks
+
+
+class MaskExplorer(Explorer):
+    """06: a T×T grid of on/off cells (rows queries, columns keys) beside one head's attention weights.
+
+    A cell switched off hides that key from that query: its weight becomes exactly 0 and the rest of
+    the row is renormalised. Presets: none, causal, padding (the last ``n_padding`` tokens are
+    padding keys) and both. A row with every key off is refused, in words, by the helpers.
+    """
+
+    kind = "masks"
+    about = "a grid of on/off cells (the mask) beside one head's attention weights, which renormalise per row"
+
+    def __init__(self, X: object, W_q: object, W_k: object, W_v: object, token_labels: Sequence[str] | None = None,
+                 *, n_padding: int = 2, mask: object = None) -> None:
+        self.X = check_matrix(X, "X").astype(float)  # (T, d_in)
+        self.W = {n: check_matrix(m, n).astype(float) for n, m in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v))}
+        self._w_all = single_head_attention(self.X, *self.W.values())[1]  # (T, T) no mask; checks every shape
+        T = self.X.shape[0]
+        self.tokens = [f"x{t + 1}" for t in range(T)] if token_labels is None else [str(s) for s in token_labels]
+        if len(self.tokens) != T:
+            raise ValueError(f"token_labels has {len(self.tokens)} labels but X has {T} tokens (rows)")
+        if isinstance(n_padding, bool) or not isinstance(n_padding, int) or not 0 <= n_padding < T:
+            raise ValueError(f"n_padding must be an integer from 0 to {T - 1} (X has {T} tokens), got {n_padding!r}")
+        pad = np.broadcast_to(padding_mask([T - n_padding], T)[0], (T, T))  # (1, T) -> (T, T) keys only
+        presets = {"none": np.ones((T, T), bool), "causal": causal_mask(T), "padding": pad.copy(),
+                   "both": causal_mask(T) & pad}  # (T, T) each
+        start = presets["none"] if mask is None else mask
+        super().__init__(mask=MatrixToggles("mask", start, row_labels=self.tokens, col_labels=self.tokens,
+                                            label="mask", presets=presets))
+
+    def layout(self) -> W.Box:
+        """The base layout, but the grid and the main heatmap never wrap apart (a projector keeps both in view)."""
+        box = super().layout()
+        top = box.children[0]
+        top.layout.flex_flow = "row nowrap"  # the weights' legend wraps below its table instead
+        top.children[0].layout.flex = "0 0 auto"  # the grid keeps its size
+        return box
+
+    def show(self, mask: np.ndarray) -> Shown:
+        out, w = single_head_attention(self.X, *self.W.values(), mask=mask)  # (T, d_v), (T, T); refuses an empty row
+        t = self.tokens
+        main = Panel(w, "attention weights with the mask", t, t)
+        below = [Panel(self._w_all, "the same head, no mask", t, t),
+                 Panel(out, "output = weights · V", t, [str(j + 1) for j in range(out.shape[1])], kind="values")]
+        note = (f"{int((~mask).sum())} of {mask.size} query–key pairs hidden; each row is renormalised over "
+                "the keys it still sees, so it still sums to 1")
+        return Shown([View([main]), View(below)], inputs={"X": self.X, **self.W, "mask": mask},
+                     weights=w, output=out, note=note)
+
+
 # --------------------------------------------------------------------------- 07: training
 
 _PATTERNS = {"reverse": "the anti-diagonal", "previous": "the diagonal just below the main one (query 1: key 1)"}
@@ -387,3 +443,4 @@ overflow_explorer = OverflowExplorer
 multihead_explorer = MultiheadExplorer
 positions_explorer = PositionsExplorer
 training_explorer = TrainingExplorer
+mask_explorer = MaskExplorer

@@ -293,7 +293,7 @@ def test_steps_check_grad_output_too(qkv):
         ({"K": np.ones((2, 5, 3))}, ValueError, ("Q and K must have the same last dimension",)),
         ({"V": np.ones((2, 4, 6))}, ValueError, ("K and V must have the same number of tokens",)),
         ({"Q": np.ones((3, 3, 4))}, ValueError, ("do not broadcast",)),
-        ({"mask": np.zeros((3, 5), dtype=bool)}, ValueError, ("mask leaves query row 0",)),
+        ({"mask": np.zeros((3, 5), dtype=bool)}, ValueError, ("mask leaves query 1 (counted from 1",)),
         ({"mask": np.ones((4, 5), dtype=bool)}, ValueError, ("mask has shape (4, 5)",)),
         ({"mask": np.ones((3, 5))}, TypeError, ("mask must be a boolean array",)),
         ({"scale": 0.0}, ValueError, ("scale must be a finite number > 0",)),

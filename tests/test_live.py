@@ -115,6 +115,8 @@ EXPLORERS = {
     "multihead": lambda: X.multihead_explorer(E.T001_X, 4, seed=0),
     "widget-check": lambda: X.widget_check(),
     "positions": lambda: X.positions_explorer(S.embeddings(), *S.pronoun_head(), S.TOKENS, focus="it"),
+    "masks": lambda: X.mask_explorer(S.embeddings(), *S.adjective_head(), S.TOKENS),
+    "training": lambda: X.training_explorer(steps=20, snapshot_every=5),
 }
 
 
@@ -288,7 +290,10 @@ def test_every_explorer_keeps_the_dom_contract_and_shows_the_helpers_numbers(kin
     assert {"attn-explorer", f"attn-explorer--{kind}"} <= _classes(ex.widget)
     ws = list(_walk(ex.widget))
     sliders = [w for w in ws if w.__class__.__name__.endswith("Slider")]
-    assert sliders and all(any(c.startswith("attn-slider--") for c in _classes(s)) for s in sliders)
+    toggles = [w for w in ws if "attn-toggle" in _classes(w)]
+    assert sliders or toggles, f"{kind}: nothing to move"
+    assert all(any(c.startswith("attn-slider--") for c in _classes(s)) for s in sliders)
+    assert all(any(c.startswith("attn-toggle--") for c in _classes(t)) for t in toggles)
     heatmaps = [w for w in ws if "attn-heatmap" in _classes(w)]
     assert heatmaps == ex._views and all("<table" in h.value for h in heatmaps)
     assert [w for w in ws if "attn-readout" in _classes(w)] == [ex.readout]

@@ -141,6 +141,17 @@ def _training(inputs: dict) -> Expected:
     return Expected(weights, None, [weights])
 
 
+def _masks(inputs: dict) -> Expected:
+    missing = [n for n in ("X", "W_q", "W_k", "W_v", "mask") if n not in inputs]
+    assert not missing, f"data-state of a 'masks' explorer lacks {missing}; it has {sorted(inputs)}"
+    X, W_q, W_k, W_v = (number_array(inputs[n]) for n in ("X", "W_q", "W_k", "W_v"))
+    mask = np.asarray(inputs["mask"])  # (T, T) from JSON true/false
+    assert mask.dtype == bool, f"data-state mask must hold true/false, got dtype {mask.dtype}"
+    out, w = att.single_head_attention(X, W_q, W_k, W_v, mask=mask)  # (T, d_v), (T, T)
+    _, w_all = att.single_head_attention(X, W_q, W_k, W_v)  # (T, T) no mask
+    return Expected(w, out, [w, w_all, out])
+
+
 KINDS: dict[str, Callable[[dict], Expected]] = {
     "no-weights": _no_weights,
     "qkv": _qkv,
@@ -150,6 +161,7 @@ KINDS: dict[str, Callable[[dict], Expected]] = {
     "widget-check": _softmax_row,
     "positions": _positions,
     "training": _training,
+    "masks": _masks,
 }
 
 

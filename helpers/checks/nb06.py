@@ -1,0 +1,251 @@
+"""Exercise checks for notebook 06 (masks and cross-attention): causal and padding masks, a masked row, cross-attention.
+
+Shapes: T tokens, B sentences in a batch, T_q queries (rows) and T_k keys (columns). A mask is a
+boolean array, True = "may attend" (the helpers' convention). The exercises:
+
+1. ``check_causal_mask``: the causal mask for ``EX_T`` = 5 tokens, by hand, shape (5, 5).
+2. ``check_padding_mask``: the key padding mask for ``EX_LENGTHS`` padded to ``EX_T_PAD`` tokens,
+   shape (B, 1, T) = (3, 1, 5), as ``helpers.attention.padding_mask`` returns it.
+3. ``check_masked_row``: the attention weights of one row of scores ``EX_SCORES`` under the mask
+   ``EX_KEEP``, shape (4,).
+4. ``check_cross_weights``: the cross-attention weights of the target "il était fatigué" (queries)
+   on the running sentence (keys), with the adjective head, shape (T_q, T_k) = (3, 8).
+
+Each ``check_...`` computes the right answer and the typical wrong ones with ``helpers``, prints one
+verdict ("✅ ..." or "❌ ...: what is wrong") and returns a Verdict (truthy when right). None of them
+raises on a wrong or missing answer. A mask given as numbers (0/1) instead of True/False is told so,
+with what its pattern would be, since the helpers refuse a mask that is not boolean.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from helpers.attention import causal_mask, padding_mask, project_qkv, scaled_dot_product_attention, softmax
+from helpers.checks import NOT_ANSWERED, Verdict, check_array, exercise_check
+from helpers.sentence import adjective_head, embed, embeddings
+
+__all__ = [
+    "EX_T",
+    "EX_LENGTHS",
+    "EX_T_PAD",
+    "EX_SCORES",
+    "EX_KEEP",
+    "EX_TARGET",
+    "EX_TARGET_TWINS",
+    "check_causal_mask",
+    "check_padding_mask",
+    "check_masked_row",
+    "check_cross_weights",
+]
+
+EX_T = 5  # exercise 1: a causal mask for 5 tokens
+EX_LENGTHS = (3, 5, 1)  # exercise 2: three sentences of 3, 5 and 1 real tokens ...
+EX_T_PAD = 5  # ... padded to 5 tokens
+EX_SCORES = np.array([2.0, 0.0, 3.0, 1.0])  # exercise 3: one query's (scaled) scores on 4 keys
+EX_KEEP = np.array([True, True, False, True])  # key 3 (index 2), the best-scoring one, is hidden
+EX_TARGET = ("il", "était", "fatigué")  # exercise 4: the target tokens (queries) ...
+EX_TARGET_TWINS = ("it", "was", "tired")  # ... made-up embeddings: each gets its English twin's features
+
+
+def _say(ok: bool, name: str, message: str) -> Verdict:
+    print(f"{'✅' if ok else '❌'} {name}: {message}")
+    return Verdict(ok)
+
+
+def _as_array(answer: object) -> np.ndarray | None:
+    """The answer as a real or boolean array, or None when it is not one."""
+    try:
+        got = np.asarray(answer)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if got.dtype == object or got.dtype.kind not in "biuf":
+        return None
+    return got
+
+
+def _check_mask(answer: object, right: np.ndarray, *, name: str, mistakes: Mapping[str, np.ndarray],
+                hint: str, accept: Mapping[str, np.ndarray] | None = None) -> Verdict:
+    """Compare a boolean mask with ``right``; name the mistake it matches (same shape or not).
+
+    accept: other arrays that are right too, each with the sentence the verdict prints.
+    A 0/1 array of numbers is read as a mask for the diagnosis, and told to become boolean.
+    """
+    if answer is None or answer is Ellipsis:
+        return _say(False, name, f"{NOT_ANSWERED}. {hint}")
+    got = _as_array(answer)
+    if got is None:
+        return _say(False, name, f"expected a boolean array (True = may attend), got {type(answer).__name__}. {hint}")
+    numbers = got.dtype != bool
+    if numbers:
+        finite = np.isfinite(got)
+        additive = np.where(right, 0.0, -np.inf)  # the same mask as 0 / -inf, to add to the scores
+        if got.shape == right.shape and np.array_equal(got, additive):
+            return _say(False, name, "this is the additive form (0 where allowed, -inf where hidden), which is added "
+                        "to the scores; here give the boolean mask itself: True = may attend.")
+        if not (finite.all() and np.isin(got, (0, 1)).all()):
+            return _say(False, name, f"a mask holds True/False (or 0/1), but yours holds other numbers. {hint}")
+        got = got.astype(bool)
+    tail = (" Also: a mask must be boolean (True/False), not the numbers 0/1: the helpers refuse a mask of "
+            "numbers; use dtype=bool or a comparison such as j <= i.") if numbers else ""
+    for sentence, ok in {"correct.": right, **(accept or {})}.items():
+        if got.shape == ok.shape and np.array_equal(got, ok):
+            if numbers:
+                return _say(False, name, "the pattern is right, but it is made of numbers: a mask must be boolean "
+                            "(True/False); the helpers refuse a mask of 0/1 numbers. Use dtype=bool or a comparison.")
+            return _say(True, name, sentence)
+    for explanation, wrong in mistakes.items():
+        if got.shape == wrong.shape and np.array_equal(got, wrong):
+            return _say(False, name, explanation + tail)
+    if got.shape != right.shape:
+        return _say(False, name, f"your mask has shape {got.shape}, expected {right.shape}. {hint}")
+    where = tuple(int(i) for i in np.argwhere(got != right)[0])
+    return _say(False, name, f"the entry at index {where} is {bool(got[where])}, expected {bool(right[where])}.{tail} "
+                f"{hint}")
+
+
+def _pre_shape(answer: object, expected: np.ndarray, *, name: str, mistakes: Mapping[str, np.ndarray],
+               hint: str) -> Verdict:
+    """check_array, after first matching the mistakes whose shape differs from the right answer's."""
+    got = None
+    if answer is not None and answer is not Ellipsis:
+        try:
+            got = None if np.iscomplexobj(answer) else np.asarray(answer, dtype=float)
+        except (TypeError, ValueError, OverflowError):  # check_array below says what is wrong with it
+            got = None
+        if got is not None:
+            for explanation, wrong in mistakes.items():
+                if wrong.shape != expected.shape and got.shape == wrong.shape and np.allclose(got, wrong):
+                    return _say(False, name, explanation)
+    same_shape = {k: v for k, v in mistakes.items() if v.shape == expected.shape}
+    return check_array(answer, expected, name=name, mistakes=same_shape, hint=hint)
+
+
+# --------------------------------------------------------------------------- exercise 1
+
+
+@exercise_check
+def check_causal_mask(answer: object) -> Verdict:
+    """Exercise 1: the causal mask for EX_T tokens: True where key j <= query i, shape (5, 5)."""
+    T = EX_T
+    right = causal_mask(T)  # (T, T) True on and below the diagonal
+    ones = np.ones((T, T), dtype=bool)  # (T, T)
+    mistakes = {
+        "this is the upper triangle (np.triu, or j >= i): every token would see itself and the FUTURE. "
+        "Row i is query i; it may see keys 0..i, on and below the diagonal.": np.triu(ones),
+        "True and False are swapped: True means \"may attend\", so the allowed keys (j <= i) are True.": ~right,
+        "the diagonal is missing (j < i): a token may attend to itself, and without that the first token "
+        "would see nothing at all.": np.tril(ones, k=-1),
+        "every entry is True: that is no mask; a causal mask hides the future keys (j > i).": ones,
+    }
+    hint = (f"Hint: entry [i, j] says whether query i may look at key j (T = {T}). Which keys may a token use "
+            "when the model predicts the word after it?")
+    return _check_mask(answer, right, name="Exercise 1, causal mask", mistakes=mistakes, hint=hint)
+
+
+# --------------------------------------------------------------------------- exercise 2
+
+
+@exercise_check
+def check_padding_mask(answer: object) -> Verdict:
+    """Exercise 2: the key padding mask for EX_LENGTHS padded to EX_T_PAD tokens, shape (B, 1, T) = (3, 1, 5)."""
+    lengths, T = np.array(EX_LENGTHS), EX_T_PAD
+    right = padding_mask(lengths, T)  # (B, 1, T) True where key j < lengths[b]
+    j = np.arange(T)  # (T,) key index
+    flat = right[:, 0, :]  # (B, T)
+    accept = {"correct (the full (B, T, T) form; (B, 1, T) says the same with less memory, by broadcasting).":
+              np.broadcast_to(right, (len(lengths), T, T))}
+    mistakes = {
+        "one real token too many (j <= length): with keys counted from 0, key j is real when j < length.":
+            (j <= lengths[:, None])[:, None, :],
+        "one real token too few (j < length - 1): a sentence of length 3 has real keys 0, 1 and 2.":
+            (j < lengths[:, None] - 1)[:, None, :],
+        "True and False are swapped: True means \"may attend\", so the REAL tokens are True and the padding False.":
+            ~right,
+        "this pads on the left (the real tokens at the end); here the real tokens come first and the zero rows "
+        "after them.": (j >= T - lengths[:, None])[:, None, :],
+        f"the pattern is right, but the shape is (B, T) = {flat.shape}: add the query axis in the middle, "
+        f"(B, 1, T) = {right.shape} (e.g. mask[:, None, :]), so that it broadcasts over the query rows.": flat,
+        "the axis of length 1 is in the wrong place: (B, T, 1) would hide query ROWS. Padding hides KEYS, the "
+        "last axis: (B, 1, T).": flat[:, :, None],
+        "this is the transpose (T, B): one row per sentence, one column per key, then the query axis: (B, 1, T).":
+            flat.T,
+    }
+    hint = ("Hint: sentence b has lengths[b] real tokens first, then padding. Compare the key positions "
+            "0..T-1 with each length, then give the result an axis of length 1 for the queries.")
+    return _check_mask(answer, right, name="Exercise 2, padding mask", mistakes=mistakes, hint=hint, accept=accept)
+
+
+# --------------------------------------------------------------------------- exercise 3
+
+
+@exercise_check
+def check_masked_row(answer: object) -> Verdict:
+    """Exercise 3: the attention weights of the scores EX_SCORES with the keys EX_KEEP only, shape (4,)."""
+    s, keep = EX_SCORES, EX_KEEP
+    right = softmax(np.where(keep, s, -np.inf))  # (4,) the hidden key gets exactly 0
+    after = softmax(s) * keep  # (4,) masked after the softmax, not renormalised
+    mistakes = {
+        f"you masked AFTER the softmax and did not renormalise: your row sums to {after.sum():.4f}, not 1. "
+        "Mask the scores with -inf before the softmax (or divide by the row sum).": after,
+        "the mask is not applied: key 3 (index 2) is hidden, so its weight must be 0.": softmax(s),
+        "you hid the keys that are True: True means \"may attend\", so only key 3 (index 2) is hidden.":
+            softmax(np.where(keep, -np.inf, s)),
+        "you set the hidden score to 0 (scores * mask, for example), but e^0 = 1 still counts in the softmax: "
+        "set it to -inf, so that e^-inf = 0.": softmax(s * keep),
+        "you dropped the hidden key: keep all 4 entries, with weight 0 for key 3 (index 2).": softmax(s[keep]),
+    }
+    hint = "Hint: which score makes e^score exactly 0? Give it to the hidden key, then take the softmax of the row."
+    return _pre_shape(answer, right, name="Exercise 3, masked row", mistakes=mistakes, hint=hint)
+
+
+# --------------------------------------------------------------------------- exercise 4
+
+
+def _cross(X_q: np.ndarray, X_kv: np.ndarray, *, scale: float | None = None, axis: int = -1,
+           mask: np.ndarray | None = None) -> np.ndarray:
+    """Attention weights of queries from X_q on keys from X_kv with the adjective head (shape (len(X_q), len(X_kv)))."""
+    W_q, W_k, W_v = adjective_head()  # (6, 2) each
+    Q = X_q @ W_q  # (T_q, 6) @ (6, 2) -> (T_q, d_k)
+    _, K, V = project_qkv(X_kv, W_q, W_k, W_v)  # (T_k, d_k), (T_k, d_k), (T_k, d_v)
+    if axis != -1:
+        return softmax(Q @ K.T / np.sqrt(Q.shape[1]), axis=axis)  # (T_q, T_k) every COLUMN sums to 1
+    return scaled_dot_product_attention(Q, K, V, mask=mask, scale=scale)[1]  # (T_q, T_k)
+
+
+def _swapped_scores(X_q: np.ndarray, X_kv: np.ndarray) -> np.ndarray:
+    """softmax(K Qᵀ/√d_k) over its last axis: the right Q and K, multiplied the wrong way round (T_k, T_q)."""
+    W_q, W_k, _ = adjective_head()  # (6, 2) each
+    Q, K = X_q @ W_q, X_kv @ W_k  # (T_q, d_k), (T_k, d_k)
+    return softmax(K @ Q.T / np.sqrt(Q.shape[1]))  # (T_k, d_k) @ (d_k, T_q) -> (T_k, T_q)
+
+
+@exercise_check
+def check_cross_weights(answer: object) -> Verdict:
+    """Exercise 4: cross-attention weights, queries from EX_TARGET, keys from the running sentence, shape (3, 8)."""
+    X_dec = embed(EX_TARGET_TWINS)  # (T_q=3, d=6)
+    X_enc = embeddings()  # (T_k=8, d=6)
+    right = _cross(X_dec, X_enc)  # (3, 8)
+    T_q, T_k = right.shape
+    mistakes = {
+        f"you swapped the roles: the queries come from the TARGET ({T_q} tokens, the rows) and the keys from the "
+        f"source sentence ({T_k} tokens, the columns); yours has shape {(T_k, T_q)}.": _cross(X_enc, X_dec),
+        f"this is the transpose: rows are the {T_q} queries (the target), columns the {T_k} keys (the source).":
+            right.T,
+        f"this is softmax(K Qᵀ): one row per source token, with the softmax over the queries. The scores are "
+        f"Q Kᵀ, shape ({T_q}, {T_k}): one row per query.": _swapped_scores(X_dec, X_enc),
+        f"this is self-attention of the target ({T_q}×{T_q}): in cross-attention the keys come from the source "
+        f"sentence, so the weights are {T_q}×{T_k}.": _cross(X_dec, X_dec),
+        f"this is self-attention of the source sentence ({T_k}×{T_k}): the queries come from the target.":
+            _cross(X_enc, X_enc),
+        "the scores are not scaled: divide Q Kᵀ by √d_k = √2 before the softmax.": _cross(X_dec, X_enc, scale=1.0),
+        "softmax ran over the queries (axis 0): every ROW (one query) must sum to 1, so use axis=-1.":
+            _cross(X_dec, X_enc, axis=0),
+        "you applied a causal mask: cross-attention needs none, since the whole source sentence is known before "
+        "the translation starts.": _cross(X_dec, X_enc, mask=np.tril(np.ones((T_q, T_k), dtype=bool))),
+    }
+    hint = (f"Hint: Q from the target ({T_q} rows) with W_q, K from the source ({T_k} rows) with W_k; "
+            "then softmax(Q Kᵀ/√d_k) over the keys.")
+    return _pre_shape(answer, right, name="Exercise 4, cross-attention weights", mistakes=mistakes, hint=hint)
