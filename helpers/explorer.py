@@ -211,9 +211,9 @@ class Explorer:
             boxes.append(W.Tab(children=[g.widget for g in grids], titles=[g.name for g in grids]))
         else:
             boxes.extend(g.widget for g in grids)
-        top = W.HBox([W.VBox(boxes), W.VBox([self._views[0], self.readout])],
-                      layout=W.Layout(align_items="flex-start", flex_flow="row wrap", grid_gap="0 1em"))
-        return W.VBox([top, *self._views[1:]])
+        self._top = W.HBox([W.VBox(boxes, layout=W.Layout(flex="0 0 auto")), W.VBox([self._views[0], self.readout])],
+                           layout=W.Layout(align_items="flex-start", flex_flow="row wrap", grid_gap="0 1em"))
+        return W.VBox([self._top, *self._views[1:]])
 
     # the machinery ---------------------------------------------------------
     def values(self) -> dict:
@@ -251,6 +251,9 @@ class Explorer:
     def _set_presenting(self, on: bool) -> None:
         self._presenting = on
         (self.widget.add_class if on else self.widget.remove_class)("attn-present")
+        top = getattr(self, "_top", None)
+        if top is not None:  # on a projector the main heatmap stays beside its controls, never below them
+            top.layout.flex_flow = "row nowrap" if on else "row wrap"
         self._render()
 
     def update(self) -> None:

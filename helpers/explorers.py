@@ -249,7 +249,8 @@ class MultiheadExplorer(Explorer):
 
     def __init__(self, X: object, d_model: int, *, W_q: object = None, W_k: object = None, W_v: object = None,
                  seed: int = 0, n_heads: int | None = None, token_labels: Sequence[str] | None = None,
-                 min: float = -2.0, max: float = 2.0, step: float = 0.05) -> None:
+                 min: float = -2.0, max: float = 2.0, step: float = 0.05,
+                 feature_labels: Sequence[str] | None = None) -> None:
         self.X = check_matrix(X, "X").astype(float)  # (T, d_in)
         self.d_model = _int(d_model, "d_model", 1)
         if self.d_model > 8:
@@ -267,7 +268,7 @@ class MultiheadExplorer(Explorer):
                 raise ValueError(f"{name} has shape {m.shape} but X has {d_in} features and d_model is {d_model}: "
                                  f"{name} needs shape ({d_in}, {d_model})")
             Ws[name] = MatrixSliders(name, np.clip(m, min, max) if given is None else m, min=min, max=max,
-                                     step=step, integer=False, slider_width="120px")
+                                     step=step, integer=False, slider_width="120px", row_labels=feature_labels)
         self.tokens = _tokens(token_labels, self.X.shape[0])
         heads = W.SelectionSlider(options=self.options, value=n_heads, description="heads", continuous_update=True)
         heads.add_class("attn-slider")
@@ -369,14 +370,6 @@ class MaskExplorer(Explorer):
         start = presets["none"] if mask is None else mask
         super().__init__(mask=MatrixToggles("mask", start, row_labels=self.tokens, col_labels=self.tokens,
                                             label="mask", presets=presets))
-
-    def layout(self) -> W.Box:
-        """The base layout, but the grid and the main heatmap never wrap apart (a projector keeps both in view)."""
-        box = super().layout()
-        top = box.children[0]
-        top.layout.flex_flow = "row nowrap"  # the weights' legend wraps below its table instead
-        top.children[0].layout.flex = "0 0 auto"  # the grid keeps its size
-        return box
 
     def show(self, mask: np.ndarray) -> Shown:
         out, w = single_head_attention(self.X, *self.W.values(), mask=mask)  # (T, d_v), (T, T); refuses an empty row

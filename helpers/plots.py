@@ -567,7 +567,7 @@ def plot_head_split(d_model: int, n_heads: int, wrong: bool = False, *, T: int =
         ax.imshow(colors, aspect="equal")
         for (i, j), v in np.ndenumerate(src):
             t, c = divmod(int(v), d_model)
-            ax.text(j, i, f"{t},{c}", ha="center", va="center", fontsize=7,
+            ax.text(j, i, f"{t + 1},{c + 1}", ha="center", va="center", fontsize=7,
                     color=_text_colors(colors[i, j]).item())
         ax.set_xticks(range(src.shape[1]), labels=cols)
         ax.set_yticks(range(src.shape[0]), labels=rows)
@@ -576,16 +576,16 @@ def plot_head_split(d_model: int, n_heads: int, wrong: bool = False, *, T: int =
         for spine in ax.spines.values():
             spine.set_visible(False)
 
-    draw(axes[0], code, palette[owner], [f"t{t}" for t in range(T)], [str(c) for c in range(d_model)],
+    draw(axes[0], code, palette[owner], [f"t{t + 1}" for t in range(T)], [str(c + 1) for c in range(d_model)],
          f"{name} (T={T}, d_model={d_model})")
-    axes[0].set_xlabel("column c (cell text: token,column)", fontsize=7)
+    axes[0].set_xlabel("column c (cell text: token,column, counted from 1)", fontsize=7)
     for h in range(n_heads):
         src_tok = heads[h] // d_model  # (T, d_k) the token each entry came from
         mixed = (src_tok != np.arange(T)[:, None]).any()
-        draw(axes[1 + h], heads[h], np.broadcast_to(palette[h], (T, d_k, 4)), [f"r{t}" for t in range(T)],
-             [str(c) for c in range(d_k)], f"head {h}" + ("\n(row r ≠ token r!)" if mixed else ""))
+        draw(axes[1 + h], heads[h], np.broadcast_to(palette[h], (T, d_k, 4)), [f"r{t + 1}" for t in range(T)],
+             [str(c + 1) for c in range(d_k)], f"head {h + 1}" + ("\n(row r ≠ token r!)" if mixed else ""))
     how = ("wrong: reshape straight to (h, T, d_head): row r of a head is no longer token r" if wrong
-           else "right: reshape to (T, h, d_head), then swap T and h: head j gets columns j·d_head … (j+1)·d_head − 1")
+           else "right: reshape to (T, h, d_head), then swap T and h: head j gets columns (j−1)·d_head + 1 … j·d_head")
     fig.suptitle(how, fontsize=9)
     return fig
 

@@ -656,7 +656,7 @@ NB04 = [
         "projection/head-0-only",
         nb04.check_output_projection,
         _blocks(HO, WO)[0],
-        "only head 0",
+        "only the first head",
         args=(HO, WO),
     ),
     wrong(

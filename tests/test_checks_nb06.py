@@ -498,11 +498,18 @@ def test_the_static_figures_print_the_numbers_of_the_live_views() -> None:
     assert drawn == shown_cells(ex)
 
 
-def test_the_grid_and_the_main_heatmap_stay_side_by_side() -> None:
-    """For a projector: the top row never wraps, and the grid does not shrink (its last column stays visible)."""
+def test_the_grid_and_the_main_heatmap_stay_side_by_side_on_a_projector() -> None:
+    """In presentation mode the top row never wraps, and the grid does not shrink (its last column stays visible)."""
+    from helpers.explorer import presentation
+
     ex = _explorer()
     top = ex.widget.children[0]
-    assert top.layout.flex_flow == "row nowrap"
+    presentation(True)
+    try:
+        assert top.layout.flex_flow == "row nowrap"
+    finally:
+        presentation(False)
+    assert top.layout.flex_flow == "row wrap"
     controls, right = top.children
     assert controls.layout.flex == "0 0 auto" and ex.controls["mask"].widget in controls.children
     assert right.children[0] is ex._views[0] and right.children[1] is ex.readout

@@ -249,10 +249,10 @@ def _cell_texts(ax) -> list[str]:
 def test_plot_head_split_right_heads_keep_tokens_wrong_heads_mix_them():
     right = P.plot_head_split(6, 2)
     head0 = _cell_texts(right.axes[1])  # (T=3, d_k=3) cells, row by row: "token,column"
-    assert head0 == ["0,0", "0,1", "0,2", "1,0", "1,1", "1,2", "2,0", "2,1", "2,2"]
-    assert _cell_texts(right.axes[2])[:3] == ["0,3", "0,4", "0,5"]
+    assert head0 == ["1,1", "1,2", "1,3", "2,1", "2,2", "2,3", "3,1", "3,2", "3,3"]  # counted from 1
+    assert _cell_texts(right.axes[2])[:3] == ["1,4", "1,5", "1,6"]
     wrong = P.plot_head_split(6, 2, wrong=True)
-    assert _cell_texts(wrong.axes[1])[:6] == ["0,0", "0,1", "0,2", "0,3", "0,4", "0,5"]  # token 0 spills into row 1
+    assert _cell_texts(wrong.axes[1])[:6] == ["1,1", "1,2", "1,3", "1,4", "1,5", "1,6"]  # token 1 spills into row 2
     assert "row r ≠ token r" in wrong.axes[1].get_title() and "≠" not in right.axes[1].get_title()
     with pytest.raises(ValueError, match="d_model 6 is not a multiple of n_heads 4"):
         P.plot_head_split(6, 4)

@@ -67,8 +67,9 @@ def check_split_heads(answer: object, Q: object, n_heads: int) -> Verdict:
         "first, then swap the first two axes.": Q.reshape(h, T, d_head),
         f"this is Q.reshape({T}, {h}, {d_head}), shape (T, h, d_head): the cut is right but the transpose "
         "is missing; swap the first two axes so that the heads come first.": Q.reshape(T, h, d_head),
-        "head i got the columns i, i + h, i + 2h, ... (every h-th column). Each head owns a contiguous "
-        "block of d_head columns: head i gets columns i·d_head to (i+1)·d_head - 1.": np.moveaxis(
+        "each head got every h-th column (heads[i] = Q[:, i::h]). Each head owns a contiguous block of "
+        "d_head columns: head 1 gets columns 1 to d_head, head 2 the next d_head (in NumPy, "
+        "heads[i] = Q[:, i*d_head:(i+1)*d_head]).": np.moveaxis(
             Q.reshape(T, d_head, h), -1, 0
         ),  # (T, d_head, h) -> (h, T, d_head)
         "the last two axes are swapped: each head should be (T, d_head), tokens as rows.": np.swapaxes(
@@ -87,10 +88,10 @@ def check_merge_heads(answer: object, heads: object) -> Verdict:
     h, T, d_head = heads.shape
     expected = merge_heads(heads)  # (T, h * d_head)
     mistakes = {
-        f"this is heads.reshape({T}, {h * d_head}) without the transpose: it lays head 0's rows side by "
+        f"this is heads.reshape({T}, {h * d_head}) without the transpose: it lays head 1's rows side by "
         "side first, so a row of the result mixes different tokens. Swap heads and tokens back to "
         "(T, h, d_head) first, then reshape.": heads.reshape(T, h * d_head),
-        "the columns are interleaved (head 0's first column, head 1's first column, ...): the axes were "
+        "the columns are interleaved (head 1's first column, head 2's first column, ...): the axes were "
         "put in the order (T, d_head, h). Use (T, h, d_head) so that each head's columns stay one "
         "block.": np.transpose(heads, (1, 2, 0)).reshape(T, h * d_head),
         "the heads were stacked below each other (np.concatenate(heads, axis=0)): concatenate along the "
@@ -119,16 +120,17 @@ def check_head_weights(answer: object, X: object, W_q: object, W_k: object, n_he
     column_softmax = np.exp(scores - scores.max(axis=-2, keepdims=True))  # (h, T, T)
     column_softmax /= column_softmax.sum(axis=-2, keepdims=True)  # (h, T, T) columns sum to 1
     mistakes = {
-        f"these weights are scaled by 1/√d_model = 1/√{d_model}. Each head compares vectors of "
-        f"d_head = {d_head} numbers, so divide by √d_head = √{d_head} (scaling by the model width is a "
-        "known bug of a popular lecture's code).": weights(1 / np.sqrt(d_model)),
-        f"these weights are not scaled: divide the scores by √d_head = √{d_head} before the softmax.": weights(1.0),
+        f"these attention weights are scaled by 1/√d_model = 1/√{d_model}. Each head compares vectors of "
+        f"d_head = {d_head} numbers, so divide by √d_head = √{d_head} (scaling by the model width C instead "
+        "of the head size was fixed in karpathy/ng-video-lecture pull request #6).": weights(1 / np.sqrt(d_model)),
+        f"these attention weights are not scaled: divide the scores by √d_head = √{d_head} before the "
+        "softmax.": weights(1.0),
         "the softmax ran over the queries (axis -2), so columns sum to 1; it must run over the keys, the "
         "last axis, so that every row sums to 1.": column_softmax,
     }
     hint = ("Hint: a head only ever sees its own block of columns. How wide are the vectors it compares, "
-            "and along which axis do one query's weights run?")
-    return _check(answer, expected, name="per-head weights", mistakes=mistakes, hint=hint)
+            "and along which axis do one query's attention weights run?")
+    return _check(answer, expected, name="per-head attention weights", mistakes=mistakes, hint=hint)
 
 
 @exercise_check
@@ -145,10 +147,11 @@ def check_output_projection(answer: object, heads: object, W_o: object) -> Verdi
     mistakes = {
         "this is the mean over the heads; W_o adds the heads' contributions, so sum them (no division "
         f"by h = {h}).": (heads @ blocks).mean(axis=0),
-        "only head 0 contributes: loop over all heads and add heads[i] @ W_o[block i].": heads[0] @ blocks[0],
-        f"head i met the rows i, i + {h}, i + {2 * h}, ... of W_o; the rows of W_o come in contiguous "
-        f"blocks of d_head = {d_head}, block i = W_o[i*d_head:(i+1)*d_head], in the order of the concatenated "
-        "columns.": (heads @ interleaved).sum(axis=0),
+        "only the first head (heads[0]) contributes: loop over all heads and add "
+        "heads[i] @ W_o[block i].": heads[0] @ blocks[0],
+        f"heads[i] met the rows i, i + {h}, i + {2 * h}, ... of W_o (W_o[i::{h}]); the rows of W_o come in "
+        f"contiguous blocks of d_head = {d_head}, block i = W_o[i*d_head:(i+1)*d_head], in the order of the "
+        "concatenated columns.": (heads @ interleaved).sum(axis=0),
         "this is the concatenation of the heads without W_o: multiply each head by its block of W_o "
         "and add.": merge_heads(heads),
     }
