@@ -40,6 +40,7 @@ __all__ = [
     "causal_mask",
     "padding_mask",
     "tiled_attention",
+    "tiled_attention_steps",
     "online_softmax_steps",
     "xavier_normal",
     "attention_steps",
@@ -356,6 +357,43 @@ def tiled_attention(
         acc += P_b @ V_b.astype(work, copy=False)  # (..., T_q, B_c) @ (..., B_c, d_v) -> (..., T_q, d_v)
         m = m_new
     return (acc / l).astype(dtype, copy=False)  # (..., T_q, d_v) / (..., T_q, 1)
+
+
+def tiled_attention_steps(Q: object, K: object, V: object, block_size: int, scale: float | None = None) -> list[dict]:
+    """Every step of tiled_attention for one sequence (no mask): one dict per block of keys, in order.
+
+    Each dict: start, stop (the block is keys start..stop-1), scores (T_q, B_c) the block's scaled
+    scores, running_max m (T_q, 1), rescale exp(m_old - m) (T_q, 1; 0 at the first block, where
+    nothing was summed), running_sum l (T_q, 1), acc (T_q, d_v) the sum of exp(score - m) · v so far,
+    and output = acc / l (T_q, d_v): exact attention over the keys seen so far.
+    """
+    Q, K, V, _, scale = _check_attention_inputs(Q, K, V, None, scale)
+    if Q.ndim != 2 or K.ndim != 2 or V.ndim != 2:
+        raise ValueError(f"Q, K, V must be 2-D (one sequence), got shapes {Q.shape}, {K.shape}, {V.shape}; "
+                         "for batches use tiled_attention")
+    block_size = _check_int(block_size, "block_size", minimum=1)
+    dtype = np.result_type(Q, K, V, np.float32)  # float16 sums lose too much, as in softmax
+    Q, K, V = Q.astype(dtype), K.astype(dtype), V.astype(dtype)
+    T_q, T_k = Q.shape[0], K.shape[0]
+    m = np.full((T_q, 1), -np.inf, dtype=dtype)  # (T_q, 1) running row maximum
+    l = np.zeros((T_q, 1), dtype=dtype)  # (T_q, 1) running sum of exp(score - m)
+    acc = np.zeros((T_q, V.shape[1]), dtype=dtype)  # (T_q, d_v) running sum of exp(score - m) · v
+    steps = []
+    for start in range(0, T_k, block_size):
+        stop = min(start + block_size, T_k)  # the last block may be shorter
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below
+            S_b = Q @ K[start:stop].T * dtype.type(scale)  # (T_q, d_k) @ (d_k, B_c) -> (T_q, B_c)
+        if not np.isfinite(S_b).all():
+            raise ValueError(f"the scores of keys {start + 1}..{stop} overflow {dtype}: use smaller Q and K")
+        m_new = np.maximum(m, S_b.max(axis=-1, keepdims=True))  # (T_q, 1) finite from the first block on
+        rescale = np.exp(m - m_new)  # (T_q, 1) exp(-inf) = 0 at the first block: nothing to rescale
+        P_b = np.exp(S_b - m_new)  # (T_q, B_c) every entry in (0, 1]
+        l = rescale * l + P_b.sum(axis=-1, keepdims=True)  # (T_q, 1)
+        acc = rescale * acc + P_b @ V[start:stop]  # (T_q, B_c) @ (B_c, d_v) -> (T_q, d_v)
+        m = m_new
+        steps.append({"start": start, "stop": stop, "scores": S_b, "running_max": m, "rescale": rescale,
+                      "running_sum": l, "acc": acc, "output": acc / l})
+    return steps
 
 
 def online_softmax_steps(x: object, block_size: int) -> tuple[list[dict], np.ndarray]:

@@ -117,6 +117,7 @@ EXPLORERS = {
     "positions": lambda: X.positions_explorer(S.embeddings(), *S.pronoun_head(), S.TOKENS, focus="it"),
     "masks": lambda: X.mask_explorer(S.embeddings(), *S.adjective_head(), S.TOKENS),
     "training": lambda: X.training_explorer(steps=20, snapshot_every=5),
+    "tiles": lambda: X.tiles_explorer(),
 }
 
 
