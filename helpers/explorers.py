@@ -231,7 +231,7 @@ class OverflowExplorer(Explorer):
             naive = naive_softmax(scores)  # (T, T)
         stable = softmax(scores)  # (T, T) never NaN
         t = self.tokens
-        panels = [Panel(scores, f"softmax input × 10^m (m = {magnitude:.2f})", t, t, kind="scores"),
+        panels = [Panel(scores, f"scaled scores × 10^m (m = {magnitude:.2f})", t, t, kind="scores"),
                   Panel(naive, "naive: exp(x) / Σ exp(x)", t, t), Panel(stable, "stable: x − row max first", t, t)]
         limit = math.log(float(np.finfo(_DTYPES[dtype]).max))
         note = (f"exp(x) overflows {dtype} for x &gt; ln(max) = {limit:.2f}; largest score: "

@@ -246,7 +246,7 @@ STEP_TITLES = {
     "exp": "4 exp(·)",
     "row_sums": "5 row sums Σ",
     "weights": "6 attention weights = exp / Σ",
-    "output": "7 output = weights · V",
+    "output": "7 output = attention weights · V",
 }
 
 
