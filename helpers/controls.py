@@ -60,6 +60,16 @@ def scalar_slider(
 ) -> W.IntSlider | W.FloatSlider:
     """A slider for one number with the classes ``attn-slider attn-slider--<name>``."""
     _check_name(name)
+    for arg, v in (("value", value), ("min", min), ("max", max), ("step", step)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v):
+            raise TypeError(f"{arg} of the slider {name!r} must be a finite number, got {v!r}")
+    if not min <= max or not step > 0:
+        raise ValueError(f"the slider {name!r} needs min <= max and step > 0, got min={min}, max={max}, step={step}")
+    if not min <= value <= max:
+        raise ValueError(f"the slider {name!r} starts at {value}, outside its range [{min}, {max}]")
+    if integer and any(v != int(v) for v in (value, min, max, step)):
+        raise ValueError(f"the integer slider {name!r} needs whole numbers, got value={value}, min={min}, "
+                         f"max={max}, step={step}")
     cls = W.IntSlider if integer else W.FloatSlider
     kw = {"readout_format": readout_format} if readout_format else {}
     slider = cls(
@@ -231,8 +241,10 @@ class MatrixSliders:
 def _grid_labels(labels: object, n: int, offset: int, name: str) -> list[str]:
     if labels is None:
         return [str(k + offset + 1) for k in range(n)]  # counted from 1, as the notebooks count
-    if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence) or len(labels) != n:
-        raise ValueError(f"{name} must be a list of {n} labels, got {labels!r}")
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence | np.ndarray):
+        raise TypeError(f"{name} must be a list of {n} labels, got {type(labels).__name__}")
+    if len(labels) != n:
+        raise ValueError(f"{name} has {len(labels)} labels but the grid has {n}")
     return [str(s) for s in labels]
 
 

@@ -77,7 +77,10 @@ def presentation(on: bool = True) -> None:
 
 @dataclass
 class Shown:
-    """What an explorer shows for one state: Views to draw, and the numbers for ``data-state``."""
+    """What an explorer shows for one state: Views to draw, and the numbers for ``data-state``.
+
+    ``note`` is HTML shown in the readout (escape any label you put in it).
+    """
 
     views: View | list[View]
     inputs: dict
@@ -195,6 +198,8 @@ class Explorer:
         self.widget = self.layout()
         self.widget.add_class("attn-explorer")
         self.widget.add_class(f"attn-explorer--{self.kind}")
+        if self._presenting:  # built while presentation mode is on: the whole layout, not only the tables
+            self._set_presenting(True)
         _LIVE.add(self)
 
     # what a subclass writes ------------------------------------------------
@@ -238,15 +243,19 @@ class Explorer:
             self.renders += 1
             return
         self._shown, self._error = shown, None
-        size = PRESENT_SIZE if self._presenting else 1.0
-        while len(self._views) < len(shown.views):  # built once; later renders only set .value
-            self._views.append(W.HTML())
-            self._views[-1].add_class("attn-heatmap")
-        for widget, view in zip(self._views, shown.views, strict=False):
-            widget.value = view_html(view, size=size)
+        self._draw()
         note = f'<div style="max-width:32em">{shown.note}</div>' if shown.note else ""
         self.readout.value = note + state_html(self.state())
         self.renders += 1
+
+    def _draw(self) -> None:
+        """Write the last good state's views into the HTML widgets (built once; later only .value is set)."""
+        size = PRESENT_SIZE if self._presenting else 1.0
+        while len(self._views) < len(self._shown.views):
+            self._views.append(W.HTML())
+            self._views[-1].add_class("attn-heatmap")
+        for widget, view in zip(self._views, self._shown.views, strict=False):
+            widget.value = view_html(view, size=size)
 
     def _set_presenting(self, on: bool) -> None:
         self._presenting = on
@@ -254,7 +263,7 @@ class Explorer:
         top = getattr(self, "_top", None)
         if top is not None:  # on a projector the main heatmap stays beside its controls, never below them
             top.layout.flex_flow = "row nowrap" if on else "row wrap"
-        self._render()
+        self._draw()  # the last good state, also while the current one is refused
 
     def update(self) -> None:
         """Recompute and redraw now, from the current control values."""
@@ -269,9 +278,9 @@ class Explorer:
         try:
             for name, value in values.items():
                 _set(self.controls[name], value, name)
-        finally:
+        finally:  # also when a value is refused half-way: what is shown follows what the controls hold
             self._quiet = False
-        self._render()
+            self._render()
         if self._error is not None:
             raise ValueError(self._error)
 
@@ -297,10 +306,21 @@ class Explorer:
 
         return [draw_view(v, managed=False) for v in self._shown.views]
 
+    def close(self) -> None:
+        """Close the explorer's widgets and forget it (presentation() no longer redraws it)."""
+        _LIVE.discard(self)
+        stack = [self.widget]
+        while stack:  # the widget tree: boxes, tabs, grids, sliders, the HTML views
+            w = stack.pop()
+            stack.extend(getattr(w, "children", ()))
+            w.close()
+
     @property
     def figure(self) -> Figure:
         """The matplotlib Figure of the main view in its current state (``display(ex.figure)``)."""
-        return self.figures[0]
+        from helpers.plots import draw_view
+
+        return draw_view(self._shown.views[0], managed=False)
 
     def _ipython_display_(self) -> None:
         """Show the live widget; where widgets cannot render (GitHub, an HTML export) a neutral line instead."""

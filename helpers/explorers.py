@@ -62,13 +62,14 @@ __all__ = [
 ]
 
 
-def _tokens(token_labels: object, T: int) -> list[str]:
+def _tokens(token_labels: object, T: int, name: str = "token_labels", what: str = "tokens (rows)",
+            of: str = "X") -> list[str]:
     if token_labels is None:
         return [f"x{t + 1}" for t in range(T)]
-    if isinstance(token_labels, (str, bytes)) or not isinstance(token_labels, Sequence):
-        raise TypeError(f"token_labels must be a list of {T} strings, got {type(token_labels).__name__}")
+    if isinstance(token_labels, (str, bytes)) or not isinstance(token_labels, Sequence | np.ndarray):
+        raise TypeError(f"{name} must be a list of {T} strings, got {type(token_labels).__name__}")
     if len(token_labels) != T:
-        raise ValueError(f"token_labels has {len(token_labels)} labels but X has {T} tokens (rows)")
+        raise ValueError(f"{name} has {len(token_labels)} labels but {of} has {T} {what}")
     return [str(s) for s in token_labels]
 
 
@@ -127,6 +128,8 @@ class NoWeightsExplorer(Explorer):
         X = check_matrix(X, "X")  # (T, d)
         self.tokens, self.d = _tokens(token_labels, X.shape[0]), X.shape[1]
         self.features = feature_labels
+        if feature_labels is not None:
+            _tokens(feature_labels, self.d, "feature_labels", "features (columns of X)")
         super().__init__(X=MatrixSliders("X", X, min=min, max=max, step=step, row_labels=self.tokens,
                                          col_labels=feature_labels),
                          scale=checkbox("scale", scaled, description=f"scale by 1/√d (d = {self.d})"))
@@ -173,7 +176,8 @@ class ScalingExplorer(Explorer):
         if d_k > d_k_max or d_k_max > 1024 or n_tokens > 8:
             raise ValueError(f"need d_k <= d_k_max <= 1024 and n_tokens <= 8, got d_k={d_k}, d_k_max={d_k_max}, "
                              f"n_tokens={n_tokens}")
-        self.seed, self.n_samples, self.tokens = int(seed), int(n_samples), [f"t{t + 1}" for t in range(n_tokens)]
+        self.seed, self.n_samples, self.n_tokens = int(seed), int(n_samples), int(n_tokens)
+        self.tokens = [f"t{t + 1}" for t in range(n_tokens)]
         rng = np.random.default_rng(seed)
         self._Q = rng.standard_normal((n_tokens, d_k_max))  # (T, d_k_max) every entry ~ N(0, 1)
         self._K = rng.standard_normal((n_tokens, d_k_max))  # (T, d_k_max)
@@ -184,8 +188,9 @@ class ScalingExplorer(Explorer):
 
     def show(self, d_k: int) -> Shown:
         Q, K = self._Q[:, :d_k], self._K[:, :d_k]  # (T, d_k) each
-        unscaled = softmax(Q @ K.T)  # (T, T)
-        scaled = softmax(Q @ K.T / math.sqrt(d_k))  # (T, T)
+        V = np.zeros((self.n_tokens, 1))  # (T, 1) unused: only the attention weights are shown
+        _, unscaled = scaled_dot_product_attention(Q, K, V, scale=1.0)  # (T, T)
+        _, scaled = scaled_dot_product_attention(Q, K, V)  # (T, T) scale 1/sqrt(d_k)
         t = self.tokens
         panels = [Panel(unscaled, f"not scaled (d_k = {d_k})", t, t), Panel(scaled, f"scaled by 1/√{d_k}", t, t)]
         var = float(self._var[d_k - 1])
@@ -220,7 +225,7 @@ class OverflowExplorer(Explorer):
             raise ValueError(f"magnitude must lie in [m_min, m_max] = [{m_min}, {m_max}], got {magnitude}")
         if m_max > math.log10(np.finfo(np.float16).max / max(float(np.abs(self.pattern).max()), 1e-300)):
             raise ValueError(f"pattern · 10**m_max overflows float16 (max {np.finfo(np.float16).max:.0f}); lower m_max")
-        self.tokens = _tokens(token_labels, self.pattern.shape[0])
+        self.tokens = _tokens(token_labels, self.pattern.shape[0], of="pattern", what="rows")
         super().__init__(magnitude=scalar_slider("magnitude", float(magnitude), min=m_min, max=m_max, step=0.05,
                                                  description="m (scores × 10^m)", readout_format=".2f"),
                          dtype=choice("dtype", list(_DTYPES), dtype))
@@ -259,6 +264,9 @@ class MultiheadExplorer(Explorer):
         if self.d_model > 8:
             raise ValueError(f"d_model must be at most 8 here (one slider per entry), got {d_model}")
         self.options = [h for h in range(1, self.d_model + 1) if self.d_model % h == 0]
+        _int(seed, "seed", 0)
+        if isinstance(step, bool) or not isinstance(step, numbers.Real) or not 0 < step <= max - min:
+            raise ValueError(f"step must be a number > 0 and at most max - min = {max - min}, got {step!r}")
         n_heads = self.options[min_(1, len(self.options) - 1)] if n_heads is None else n_heads
         if n_heads not in self.options:
             raise ValueError(f"n_heads must divide d_model {d_model}: choose one of {self.options}, got {n_heads!r}")
@@ -309,7 +317,9 @@ class PositionsExplorer(Explorer):
             raise ValueError(f"W_q has shape {self.W['W_q'].shape}: rotary turns pairs of features, so d_k must be even")
         T, d = self.X.shape
         self.tokens, self.seed, self.max_shift = _tokens(token_labels, T), _int(seed, "seed", 0), _int(max_shift, "max_shift", 1)
-        self.focus = None if focus is None else self.tokens.index(focus)  # ValueError if focus is not a token
+        if focus is not None and focus not in self.tokens:
+            raise ValueError(f"focus must be one of the tokens {self.tokens}, got {focus!r}")
+        self.focus = None if focus is None else self.tokens.index(focus)
         self.table = learned_positions(T + self.max_shift, d, np.random.default_rng(seed))  # (T + max_shift, d_model)
         super().__init__(positions=checkbox("positions", positions, description="add positions"),
                          encoding=choice("encoding", POSITION_ENCODINGS, encoding),
@@ -362,15 +372,15 @@ class MaskExplorer(Explorer):
         self.W = {n: check_matrix(m, n).astype(float) for n, m in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v))}
         self._w_all = single_head_attention(self.X, *self.W.values())[1]  # (T, T) no mask; checks every shape
         T = self.X.shape[0]
-        self.tokens = [f"x{t + 1}" for t in range(T)] if token_labels is None else [str(s) for s in token_labels]
-        if len(self.tokens) != T:
-            raise ValueError(f"token_labels has {len(self.tokens)} labels but X has {T} tokens (rows)")
-        if isinstance(n_padding, bool) or not isinstance(n_padding, int) or not 0 <= n_padding < T:
+        self.tokens = _tokens(token_labels, T)
+        if _int(n_padding, "n_padding", 0) >= T:
             raise ValueError(f"n_padding must be an integer from 0 to {T - 1} (X has {T} tokens), got {n_padding!r}")
         pad = np.broadcast_to(padding_mask([T - n_padding], T)[0], (T, T))  # (1, T) -> (T, T) keys only
         presets = {"none": np.ones((T, T), bool), "causal": causal_mask(T), "padding": pad.copy(),
                    "both": causal_mask(T) & pad}  # (T, T) each
-        start = presets["none"] if mask is None else mask
+        start = presets["none"] if mask is None else np.asarray(mask)
+        if start.shape != (T, T):
+            raise ValueError(f"mask has shape {start.shape} but X has {T} tokens: it needs shape ({T}, {T})")
         super().__init__(mask=MatrixToggles("mask", start, row_labels=self.tokens, col_labels=self.tokens,
                                             label="mask", presets=presets))
 
@@ -408,7 +418,8 @@ class TilesExplorer(Explorer):
         self.steps = tiled_attention_steps(self.Q, self.K, self.V, block_size)  # checks shapes and block_size
         self.block_size, n = int(block_size), len(self.steps)
         self.full, self.w = scaled_dot_product_attention(self.Q, self.K, self.V)  # (T_q, d_v), (T_q, T_k)
-        t = [str(i + 1) for i in range(max(self.w.shape))] if token_labels is None else list(token_labels)
+        t = [str(i + 1) for i in range(max(self.w.shape))] if token_labels is None else _tokens(
+            token_labels, max(self.w.shape), what="tokens (rows of Q and K)", of="the example")
         self.rows, self.keys = t[: self.w.shape[0]], t[: self.w.shape[1]]
         self.ranges = {k: (min(float(s[k].min()) for s in self.steps), max(float(s[k].max()) for s in self.steps))
                        for k in ("scores", "running_max", "running_sum", "output")}  # one colour scale per panel

@@ -58,7 +58,8 @@ def panel_html(panel: Panel) -> str:
     ink = text_colors(rgba / 255.0)  # (R, C) "black" / "white"
     bad = ~np.isfinite(panel.matrix)  # (R, C)
     texts = panel.texts()
-    corner = f'<th class="axis" scope="col">{esc(panel.ylabel)} ↓ {esc(panel.xlabel)} →</th>'
+    axes = " ".join(t for t in (f"{panel.ylabel} ↓" if panel.ylabel else "", f"{panel.xlabel} →" if panel.xlabel else "") if t)
+    corner = f'<th class="axis" scope="col">{esc(axes)}</th>'
     head = "".join(f'<th scope="col">{esc(c)}</th>' for c in panel.col_labels)
     packed = (rgba[..., 0].astype(np.int64) << 16 | rgba[..., 1].astype(np.int64) << 8 | rgba[..., 2]).tolist()
     white, bad = (ink == "white").tolist(), bad.tolist()  # plain lists: fast to walk
@@ -67,10 +68,10 @@ def panel_html(panel: Panel) -> str:
         cells = []
         for j, text in enumerate(texts[i]):
             if bad[i][j]:
-                cells.append(f'<td class="bad">{text}</td>')
+                cells.append(f'<td class="bad">{esc(text)}</td>')
             else:
                 cls = ' class="w"' if white[i][j] else ""
-                cells.append(f'<td{cls} style="background:#{packed[i][j]:06x}">{text}</td>')
+                cells.append(f'<td{cls} style="background:#{packed[i][j]:06x}">{esc(text)}</td>')
         rows.append(f'<tr><th scope="row">{esc(label)}</th>{"".join(cells)}</tr>')
     return (f'<table class="attn-hm"><caption>{esc(panel.title)}</caption><thead><tr>{corner}{head}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table>')
@@ -79,6 +80,8 @@ def panel_html(panel: Panel) -> str:
 @functools.lru_cache(maxsize=64)
 def legend_html(kind: str, lo: float = 0.0, hi: float = 1.0) -> str:
     """A colour bar: the colormap from ``lo`` to ``hi`` as a gradient, its ends and its meaning."""
+    if kind not in LEGEND_LABELS:
+        raise ValueError(f"kind must be one of {list(LEGEND_LABELS)}, got {kind!r}")
     stops = cell_colors(np.linspace(lo, hi, 11)[None, :], lo, hi)[0]  # (11, 4)
     gradient = ",".join(_hex(c) for c in stops)
     mid = (lo + hi) / 2
@@ -92,6 +95,8 @@ def view_html(view: View, *, size: float = 1.0) -> str:
     """A whole View as HTML: its title, its panels side by side, and a legend for the attention weights."""
     if not isinstance(view, View):
         raise TypeError(f"view must be a helpers.panels.View, got {type(view).__name__}")
+    if isinstance(size, bool) or not isinstance(size, (int, float)) or not 0 < size < 10:
+        raise ValueError(f"size must be a number of em between 0 and 10, got {size!r}")
     parts = [_STYLE, f'<div class="attn-view" style="font-size:{float(size):g}em">']
     if view.title:
         parts.append(f'<div class="attn-title">{html.escape(view.title)}</div>')

@@ -2,7 +2,7 @@
 
 A ``Panel`` is one annotated matrix (values, title, labels, colour scale); a ``View`` is a row of
 panels shown together (the step view, the heads of 04). The live explorers draw Views in the
-browser as HTML tables (``helpers.html``); the static figures draw the same Views with matplotlib
+browser as HTML tables (``helpers.htmlview``); the static figures draw the same Views with matplotlib
 (``helpers.plots.draw_view``). Both take the cell colours, the text colours and the cell texts
 from here, so the two media cannot drift apart.
 
@@ -18,7 +18,7 @@ import functools
 import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -31,6 +31,7 @@ __all__ = [
     "View",
     "format_value",
     "format_matrix",
+    "check_fmt",
     "cell_colors",
     "text_colors",
     "contrast_ratio",
@@ -84,6 +85,18 @@ def format_value(
     if a >= 10:
         return f"{v:.2f}"
     return f"{v:.3f}"
+
+
+def check_fmt(fmt: object) -> None:
+    """A cell format must be None, a callable or a valid float format spec such as '.4f'."""
+    if fmt is None or callable(fmt):
+        return
+    if not isinstance(fmt, str):
+        raise TypeError(f"fmt must be a format spec like '.4f', a callable or None, got {fmt!r}")
+    try:
+        format(0.5, fmt)
+    except ValueError as err:
+        raise ValueError(f"fmt {fmt!r} is not a valid float format spec: {err}") from None
 
 
 def format_matrix(matrix: object, fmt: str | Callable[[float], str] | None = None) -> list[list[str]]:
@@ -141,10 +154,12 @@ def _colormap():
 
 def cell_colors(data: np.ndarray, lo: float, hi: float) -> np.ndarray:
     """(R, C, 4) uint8 RGBA of each cell from the colormap on [lo, hi]; NaN and ±inf get NAN_COLOR."""
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"colour limits must be finite with lo < hi, got lo={lo}, hi={hi}")
     bad = ~np.isfinite(data)  # (R, C)
     scaled = np.clip((np.where(bad, lo, data) - lo) / (hi - lo), 0.0, 1.0)  # (R, C) in 0..1
     rgba = _colormap()(scaled, bytes=True)  # (R, C, 4) exactly the colours imshow gives
-    rgba[bad] = (0xD0, 0xD0, 0xD0, 0xFF)  # NAN_COLOR
+    rgba[bad] = (*(int(NAN_COLOR[k : k + 2], 16) for k in (1, 3, 5)), 255)  # NAN_COLOR
     return rgba
 
 
@@ -177,6 +192,14 @@ class Panel:
             raise ValueError(f"Panel matrix must be a non-empty 2-D matrix, got shape {arr.shape}")
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
+        if not isinstance(self.title, str):
+            raise TypeError(f"title must be a string, got {type(self.title).__name__}")
+        check_fmt(self.fmt)
+        for name, v in (("vmin", self.vmin), ("vmax", self.vmax)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v)):
+                raise TypeError(f"{name} must be a finite real number or None, got {v!r}")
+        if self.vmin is not None and self.vmax is not None and not self.vmin < self.vmax:
+            raise ValueError(f"vmin must be smaller than vmax, got vmin={self.vmin}, vmax={self.vmax}")
         if self.kind == "weights":
             finite = arr[np.isfinite(arr)]
             if finite.size and (finite.min() < -1e-9 or finite.max() > 1 + 1e-9):
@@ -225,7 +248,6 @@ class View:
     title: str = ""
     ncols: int | None = None
     legend: bool = True
-    extra: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if isinstance(self.panels, Panel):

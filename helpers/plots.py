@@ -15,8 +15,8 @@ Conventions every figure here follows:
 * one colour-blind-safe colormap, ``CMAP`` (viridis), for every heatmap.
 
 Functions called without an ``ax`` / ``fig`` create a pyplot figure (so a notebook cell shows it
-like any other figure); the widgets pass their own non-pyplot (Agg) figure instead. Importing
-this module changes nothing: no pyplot import, no rcParams.
+like any other figure); the explorers' static figures use ``plain_figure`` (not managed by pyplot,
+so it is shown once). Importing this module changes nothing: no pyplot import, no rcParams.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from helpers.panels import (
     STEP_KEYS,
     Panel,
     View,
+    check_fmt,
     format_matrix,
     format_value,
     step_panels,
@@ -101,7 +102,7 @@ def _check_matrix(matrix: object, name: str = "matrix") -> np.ndarray:
 
 def _check_labels(labels: object, n: int, name: str, shape: tuple) -> list[str]:
     if labels is None:
-        return [str(i) for i in range(n)]
+        return [str(i + 1) for i in range(n)]  # counted from 1, as everywhere in the series
     if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence | np.ndarray):
         raise TypeError(f"{name} must be a list of {n} labels, got {type(labels).__name__}")
     labels = [str(s) for s in labels]
@@ -116,15 +117,7 @@ def _check_kind(kind: object) -> str:
     return kind
 
 
-def _check_fmt(fmt: object) -> None:
-    if fmt is None or callable(fmt):
-        return
-    if not isinstance(fmt, str):
-        raise TypeError(f"fmt must be a format spec like '.4f', a callable or None, got {fmt!r}")
-    try:
-        format(0.5, fmt)
-    except ValueError as err:
-        raise ValueError(f"fmt {fmt!r} is not a valid float format spec: {err}") from None
+_check_fmt = check_fmt
 
 
 def _finite_range(data: np.ndarray) -> tuple[float, float]:

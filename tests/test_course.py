@@ -90,8 +90,8 @@ def test_every_prediction_hides_its_answer_until_the_reader_acts(nb: Path):
         assert not any("<details" not in t and "answer" in t.lower() for t in between), (
             f"{nb.name} cell {i}: an answer is written between the prompt and the cell that shows it")
         meta = cells[nxt].get("metadata", {})
-        if cells[nxt].get("outputs"):
-            assert meta.get("jupyter", {}).get("outputs_hidden") is True, (
+        assert cells[nxt].get("outputs"), f"{nb.name} cell {nxt}: the cell that answers cell {i} stores no output"
+        assert meta.get("jupyter", {}).get("outputs_hidden") is True, (
                 f"{nb.name} cell {nxt}: answers the prediction of cell {i} but its stored output is visible on open; "
                 'set metadata {"jupyter": {"outputs_hidden": true}, "collapsed": true}')
     for i, cell in enumerate(cells):

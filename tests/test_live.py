@@ -135,15 +135,25 @@ def test_every_colormap_colour_gets_text_with_wcag_aa_contrast():
 
 
 def test_cell_colours_are_exactly_the_colours_matplotlib_draws():
-    m = np.array([[0.0, 0.25, 1.0], [0.5, np.nan, 0.75]])
-    fig = plt.figure()
-    im = fig.add_subplot().imshow(m, cmap=P.CMAP, vmin=0, vmax=1)
-    want = im.to_rgba(np.ma.masked_invalid(m), bytes=True)  # (2, 3, 4)
-    got = P.cell_colors(m, 0.0, 1.0)
-    finite = np.isfinite(m)
-    np.testing.assert_array_equal(got[finite], want[finite])
-    assert tuple(got[1, 1]) == (0xD0, 0xD0, 0xD0, 0xFF)
-    plt.close(fig)
+    """The live tables' cell colours equal the pixels matplotlib draws for the same panel (own scale too)."""
+    from helpers.plots import draw_view
+
+    rng = np.random.default_rng(0)
+    m = rng.normal(size=(4, 5)) * 3  # (4, 5) scores on their own colour scale
+    m[1, 2] = np.nan
+    panel = P.Panel(m, "scores", kind="scores")
+    fig = draw_view(P.View([panel], legend=False), managed=False)
+    fig.canvas.draw()
+    ax = [a for a in fig.axes if a.images][0]
+    buf = np.asarray(fig.canvas.buffer_rgba())  # (H, W, 4) the drawn figure
+    H = buf.shape[0]
+    want = panel.colors()  # (4, 5, 4)
+    for (i, j), v in np.ndenumerate(m):
+        if not np.isfinite(v):
+            continue
+        x, y = ax.transData.transform((j + 0.42, i + 0.42))  # inside the cell, away from its text
+        np.testing.assert_array_equal(buf[int(round(H - y)), int(round(x)), :3], want[i, j, :3])
+    assert tuple(want[1, 2]) == (0xD0, 0xD0, 0xD0, 0xFF)  # NaN: the grey of NAN_COLOR
 
 
 def test_panel_html_has_caption_headers_numbers_and_marks_nan():
@@ -187,6 +197,10 @@ def test_view_html_sizes_are_in_em_and_presentation_enlarges():
 @pytest.mark.parametrize(
     ("kwargs", "error", "words"),
     [
+        ({"matrix": np.eye(2), "kind": "scores", "vmin": float("nan")}, TypeError, "vmin must be a finite"),
+        ({"matrix": np.eye(2), "kind": "scores", "vmin": 5, "vmax": 1}, ValueError, "vmin must be smaller"),
+        ({"matrix": np.eye(2), "fmt": 3}, TypeError, "fmt must be a format spec"),
+        ({"matrix": np.eye(2), "title": 5}, TypeError, "title must be a string"),
         ({"matrix": "ab"}, TypeError, "must be numeric"),
         ({"matrix": np.ones((2, 2), bool)}, TypeError, "real numbers"),
         ({"matrix": np.ones((2, 2, 2))}, ValueError, "2-D"),
@@ -257,13 +271,64 @@ class _Tiny(Explorer):
         return Shown(P.View([P.Panel(w, "w")]), inputs={"s": s}, weights=w)
 
 
+def test_cell_texts_are_escaped():
+    panel = P.Panel(np.eye(2) * 0.5, "<b>t</b>", ["<i>", "b"], fmt=lambda v: f"<b>{v}</b>")
+    html = panel_html(panel)
+    assert "<b>" not in html and "<i>" not in html and "&lt;b&gt;0.5&lt;/b&gt;" in html
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "words"),
+    [
+        ({"value": 5, "min": 0, "max": 3}, ValueError, "starts at 5, outside its range"),
+        ({"value": 0, "min": 3, "max": 0}, ValueError, "needs min <= max"),
+        ({"value": 0, "min": 0, "max": 3, "step": 0}, ValueError, "step > 0"),
+        ({"value": "a", "min": 0, "max": 3}, TypeError, "value of the slider 's' must be a finite number"),
+        ({"value": 0.5, "min": 0, "max": 3, "integer": True}, ValueError, "whole numbers"),
+    ],
+)
+def test_scalar_slider_refuses_what_ipywidgets_would_silently_clamp(kwargs, error, words):
+    with pytest.raises(error, match=words):
+        scalar_slider("s", **kwargs)
+
+
+def test_set_with_a_refused_value_leaves_the_view_in_step_with_the_controls():
+    ex = X.qkv_explorer(E.T001_X, E.T001_WQ, E.T001_WK, E.T001_WV)
+    with pytest.raises(TypeError, match="scale must be True or False"):
+        ex.set(W_q=np.zeros((4, 3)), scale=0.5)  # W_q is applied, then scale is refused
+    np.testing.assert_array_equal(ex.controls["W_q"].value, np.zeros((4, 3)))
+    np.testing.assert_array_equal(state_from_html(ex.readout.value)["inputs"]["W_q"], np.zeros((4, 3)))
+    _check_numbers(ex)
+
+
+def test_presentation_applies_to_explorers_built_later_and_to_a_refused_state():
+    presentation(True)
+    try:
+        ex = _Tiny()
+        assert "attn-present" in _classes(ex.widget) and "font-size:1.6em" in ex._views[0].value
+        assert ex.widget.children[0].layout.flex_flow == "row nowrap"
+    finally:
+        presentation(False)
+    ex.controls["s"].value = 2.5  # refused
+    presentation(True)
+    try:
+        assert "font-size:1.6em" in ex._views[0].value  # the last good state, enlarged
+    finally:
+        presentation(False)
+    from helpers import explorer as explorer_module
+
+    assert ex in explorer_module._LIVE
+    ex.close()
+    assert ex not in explorer_module._LIVE  # presentation() no longer redraws a closed explorer
+
+
 def test_a_refused_state_is_told_in_words_and_the_view_keeps_the_last_good_state():
     ex = _Tiny()
     ex.controls["s"].value = 1.0
     good = ex._views[0].value
     ex.controls["s"].value = 2.5  # the widget path: no exception reaches the browser
     state = state_from_html(ex.readout.value)
-    assert state["error"] == "s = 2.5 is too large for this example" and "Traceback" not in ex.readout.value
+    assert state["error"] == "s = 2.5 is too large for this example"
     assert "Refused" in ex.readout.value and ex._views[0].value == good
     with pytest.raises(ValueError, match="too large"):  # the code path says it too
         ex.set(s=3.0)

@@ -8,7 +8,8 @@ The floor is a bare round trip measured in the same run: a notebook with one sli
 an ``ipywidgets.HTML`` to its value, with nothing computed. Machines here are noisy; the ratio to the
 floor is the figure that holds from run to run.
 
-For each notebook (default: every notebook under notebooks/ with an explorer) it starts JupyterLab on a
+For each notebook (default: every notebook under notebooks/, solutions included; those without an explorer
+add no row) it starts JupyterLab on a
 temporary copy, runs all cells in headless Chromium, then for each ``.attn-explorer`` presses an arrow
 key on the slider ``tests/ui/lab.py:pick_slider`` chooses, ``--moves`` times, waiting ``--gap-ms``
 between presses as a person would. In the page, a capturing ``keydown`` listener stamps
@@ -36,7 +37,9 @@ GOAL_RATIO = 1.3
 _JS_INSTRUMENT = """root => {
   const rec = {t0: null, last: null};
   root.__attnLatency = rec;
-  root.addEventListener('keydown', () => { rec.t0 = performance.now(); rec.last = null; }, true);
+  const start = () => { rec.t0 = performance.now(); rec.last = null; };
+  root.addEventListener('keydown', start, true);
+  root.addEventListener('pointerdown', start, true);  // a click on a mask cell
   new MutationObserver(() => {
     if (rec.t0 === null) return;
     requestAnimationFrame(ts => { rec.last = Math.max(rec.last ?? 0, ts); });
@@ -84,24 +87,31 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def bench_explorer(page, explorer, moves: int, gap_ms: int) -> list[float]:
-    """Latencies (ms) of ``moves`` arrow-key presses on the explorer's chosen slider."""
+    """Latencies (ms) of ``moves`` arrow-key presses on the explorer's chosen slider (or clicks on its
+    first mask cell, for an explorer of on/off cells only)."""
     explorer.evaluate(_JS_INSTRUMENT)
-    handle = lab.pick_slider(explorer).locator(".noUi-handle").first
-    handle.scroll_into_view_if_needed()
-    handle.focus()
+    toggles_only = not explorer.locator(".attn-slider:visible").count()
+    if toggles_only:
+        target = explorer.locator(".attn-toggle").nth(1)  # row 1, key 2: never empties a row
+        target.scroll_into_view_if_needed()
+    else:
+        target = lab.pick_slider(explorer).locator(".noUi-handle").first
+        target.scroll_into_view_if_needed()
+        target.focus()
     key = "ArrowRight"
     out = []
     for _ in range(moves):
-        now, lo, hi = (
-            float(handle.get_attribute(a)) for a in ("aria-valuenow", "aria-valuemin", "aria-valuemax")
-        )
-        if now >= hi:
-            key = "ArrowLeft"
-        elif now <= lo:
-            key = "ArrowRight"
+        if not toggles_only:
+            now, lo, hi = (
+                float(target.get_attribute(a)) for a in ("aria-valuenow", "aria-valuemin", "aria-valuemax")
+            )
+            if now >= hi:
+                key = "ArrowLeft"
+            elif now <= lo:
+                key = "ArrowRight"
         old = explorer.locator(".attn-readout [data-state]").first.get_attribute("data-state")
         explorer.evaluate("root => { root.__attnLatency.t0 = null; root.__attnLatency.last = null; }")
-        handle.press(key)
+        target.click() if toggles_only else target.press(key)
         page.wait_for_function(_JS_DONE, arg=[explorer.element_handle(), old], timeout=30_000)
         out.append(explorer.evaluate("root => root.__attnLatency.last - root.__attnLatency.t0"))
         page.wait_for_timeout(gap_ms)  # pacing between presses, as a person would
@@ -149,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
                     lat = bench_explorer(page, ex, args.moves, args.gap_ms)
                     name = "floor (bare round trip)" if nb == floor else nb.stem
                     rows.append((name, i, lab.explorer_kind(ex), lat))
+                    print(f"# measured {name} #{i}: median {statistics.median(lat):.1f} ms", flush=True)
             finally:
                 page.context.close()
     floor_med = statistics.median(rows[0][3])

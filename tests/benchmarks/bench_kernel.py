@@ -21,6 +21,7 @@ import numpy as np  # noqa: E402
 
 from helpers import examples as E  # noqa: E402
 from helpers import explorers  # noqa: E402
+from helpers import sentence as S  # noqa: E402
 
 GOAL_MS = 2.0
 N_EVENTS = 60
@@ -31,7 +32,9 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def _next_value(slider, k: int):
-    """A value inside the slider's range that differs from its current one (a drag-like sweep)."""
+    """A value inside the slider's range that differs from its current one (a drag-like sweep); a toggle flips."""
+    if isinstance(slider.value, bool):
+        return not slider.value
     lo, hi = float(slider.min), float(slider.max)
     step = float(getattr(slider, "step", 1) or 1)
     n_steps = max(int(round((hi - lo) / step)), 1)
@@ -88,8 +91,6 @@ def main() -> None:
         rows.append(bench(f"04 multi-head grid, {h} heads (W_q, W_k)", ex,
                           [s for n in ("W_q", "W_k") for s in ex.controls[n].sliders.ravel()]))
 
-    from helpers import sentence as S
-
     ex = explorers.qkv_explorer(S.embeddings(), *S.pronoun_head(), list(S.TOKENS))
     rows.append(bench("02 qkv, the 8-token sentence", ex,
                       [s for n in ("W_q", "W_k") for s in ex.controls[n].sliders.ravel()]))
@@ -97,14 +98,28 @@ def main() -> None:
     ex = explorers.widget_check()
     rows.append(bench("00 widget check (score)", ex, [ex.controls["score"]]))
 
+    ex = explorers.positions_explorer(S.embeddings(), *S.pronoun_head(), S.TOKENS, focus="it")
+    rows.append(bench("05 positions (shift)", ex, [ex.controls["shift"]]))
+
+    ex = explorers.mask_explorer(S.embeddings(), *S.adjective_head(), S.TOKENS)
+    rows.append(bench("06 masks (toggle cells)", ex, list(ex.controls["mask"].buttons.ravel()[1::3])))
+
+    ex = explorers.training_explorer()
+    rows.append(bench("07 training (step)", ex, [ex.controls["step"]]))
+
+    ex = explorers.tiles_explorer()
+    rows.append(bench("08 tiles (block)", ex, [ex.controls["block"]]))
+
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"python {platform.python_version()}, {os.cpu_count()} CPUs, load average (1 min) before: {load:.2f}")
-    head = f"{'explorer':42s} {'n':>3s} {'median ms':>9s} {'p90 ms':>7s} {'cpu ms':>7s} {'HTML':>7s} {'goal':>5s}"
+    head = (f"{'explorer':42s} {'n':>3s} {'renders/event':>13s} {'median ms':>9s} {'p90 ms':>7s} {'cpu ms':>7s} "
+            f"{'HTML':>7s} {'goal':>5s}")
     print(head)
     print("-" * len(head))
     for r in rows:
         flag = "ok" if r["median"] <= GOAL_MS else "SLOW"
-        print(f"{r['name']:42s} {r['n']:3d} {r['median']:9.1f} {r['p90']:7.1f} {r['cpu_median']:7.1f} "
+        print(f"{r['name']:42s} {r['n']:3d} {r['renders'] / r['n']:13.2f} {r['median']:9.1f} {r['p90']:7.1f} "
+              f"{r['cpu_median']:7.1f} "
               f"{r['kb']:5.1f}KB {GOAL_MS:5.0f} {flag}")
 
 

@@ -397,7 +397,7 @@ def new_page(browser, width: int = 1280, height: int = 1000, scale: float = 1):
 
 
 _WIDGET_REPR = re.compile(
-    r"(?<![\w.])(?:\w*Slider|[VH]Box|GridBox|Box|Dropdown|ToggleButtons?|Checkbox|Image|HTML|Button|Play|"
+    r"(?<![\w.])(?:\w*Slider|[VH]Box|GridBox|Box|Dropdown|ToggleButtons?|Checkbox|HTML|Button|Play|Tab|"
     r"interactive)\("
 )
 
@@ -546,9 +546,8 @@ _MATRIX_SLIDER = re.compile(r"attn-slider--(\w+)-\d+-\d+$")
 
 
 def pick_slider(explorer):
-    """The slider a person would try first: a matrix entry that changes the weights (not W_v, which only
-    changes the output), else the first scalar slider that is not the `head` selector (which changes
-    nothing but which sliders are shown)."""
+    """The slider a person would try first: a visible matrix entry that changes the attention weights
+    (not W_v, which only changes the output), else the first visible scalar slider."""
     sliders = explorer.locator(".attn-slider:visible")  # not those on a hidden tab
     n = sliders.count()
     if not n:
@@ -557,9 +556,6 @@ def pick_slider(explorer):
     for i, classes in enumerate(names):
         m = next((_MATRIX_SLIDER.match(c) for c in classes if _MATRIX_SLIDER.match(c)), None)
         if m and m.group(1) != "W_v":
-            return sliders.nth(i)
-    for i, classes in enumerate(names):
-        if "attn-slider--head" not in classes:
             return sliders.nth(i)
     return sliders.first
 

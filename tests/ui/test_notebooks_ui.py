@@ -2,7 +2,7 @@
 
 For each notebook under notebooks/ (solutions included, found by glob), in headless Chromium:
 Edit > Clear Outputs of All Cells, Run > Run All Cells, wait for the kernel, then
-- no error output, every widget rendered as a widget (not as text), every heatmap image loaded;
+- no error output, every widget rendered as a widget (not as text), every heatmap shows its tables;
 - for each `.attn-explorer`: press an arrow key on a slider handle; the numbers printed in the heatmap
   tables change and equal what helpers.attention computes for the state the readout reports (its
   data-state JSON);
