@@ -237,7 +237,7 @@ class OverflowExplorer(Explorer):
         stable = softmax(scores)  # (T, T) never NaN
         t = self.tokens
         panels = [Panel(scores, f"scaled scores × 10^m (m = {magnitude:.2f})", t, t, kind="scores"),
-                  Panel(naive, "naive: exp(x) / Σ exp(x)", t, t), Panel(stable, "stable: x − row max first", t, t)]
+                  Panel(naive, "naive: exp(s) / Σ exp(s)", t, t), Panel(stable, "stable: s − row max first", t, t)]
         limit = math.log(float(np.finfo(_DTYPES[dtype]).max))
         note = (f"exp(x) overflows {dtype} for x &gt; ln(max) = {limit:.2f}; largest score: "
                 f"{float(np.max(scores)):.4g}; naive NaN cells: <b>{int(np.isnan(naive).sum())}</b>")
