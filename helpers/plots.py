@@ -163,12 +163,11 @@ def _new_figure(figsize: tuple[float, float]) -> Figure:
 
 
 class Heatmap:
-    """Handle returned by ``heatmap``: the artists of one annotated matrix, updated in place.
+    """Handle returned by ``heatmap``: the artists of one annotated matrix.
 
     Attributes: ``fig``, ``ax``, ``im`` (the AxesImage), ``texts`` (R, C) object array of Text,
     ``hatches`` (R, C) Rectangles shown on nan/inf cells, ``colorbar`` (or None), ``kind``,
-    ``matrix`` (the values drawn, float64 copy). ``needs_full_draw`` turns True when an update
-    moved an auto colour scale that a colour bar shows (a blitting caller must then redraw all).
+    ``matrix`` (the values drawn, float64 copy), ``rgba`` (R, C, 4) the cell colours.
     """
 
     def __init__(
@@ -194,9 +193,6 @@ class Heatmap:
         self.kind = kind
         self.fmt = fmt
         self.shape = matrix.shape
-        self._auto = kind != "weights" and (vmin is None or vmax is None)
-        self._fixed = (vmin, vmax)
-        self.needs_full_draw = False
         R, C = matrix.shape
         if kind == "weights":
             vmin, vmax = 0.0, 1.0
@@ -248,11 +244,6 @@ class Heatmap:
         self.matrix = matrix.copy()
         self._paint(matrix)
 
-    @property
-    def artists(self) -> list:
-        """The artists ``update`` changes (for blitting): the image, the cell texts, the hatches."""
-        return [self.im, *self.hatches.ravel(), *self.texts.ravel()]
-
     def _paint(self, data: np.ndarray) -> None:
         bad = ~np.isfinite(data)  # (R, C)
         self.im.set_data(data)  # the image draws NaN/inf cells in the colormap's "bad" colour
@@ -274,22 +265,6 @@ class Heatmap:
                     text.set_color(colors[i][j])
                 if hatches[i, j].get_visible() != bad[i][j]:
                     hatches[i, j].set_visible(bad[i][j])
-
-    def update(self, matrix: object) -> None:
-        """Draw new values (same shape) into the same artists; the colour scale of weights stays 0..1."""
-        data = _check_matrix(matrix)
-        if data.shape != self.shape:
-            raise ValueError(f"matrix has shape {data.shape} but this heatmap was built for shape {self.shape}")
-        if self.kind == "weights":
-            _check_weights_range(data, "matrix")
-        elif self._auto:
-            lo, hi = _limits(data, *self._fixed)
-            if (lo, hi) != (self.norm.vmin, self.norm.vmax):
-                self.im.set_clim(lo, hi)  # norm is shared: set_clim updates self.norm
-                if self.colorbar is not None:
-                    self.needs_full_draw = True
-        self.matrix = data.copy()
-        self._paint(data)
 
     def cell_texts(self) -> list[list[str]]:
         """The strings printed on the cells, row by row."""

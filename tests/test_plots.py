@@ -72,8 +72,8 @@ def test_weights_heatmap_uses_the_fixed_scale_0_to_1_even_for_small_weights():
     small = np.array([[0.2, 0.3, 0.5], [0.1, 0.1, 0.8], [0.3, 0.3, 0.4]])
     hm = P.heatmap(small, row_labels=TOKENS, col_labels=TOKENS, title="w")
     assert hm.im.get_clim() == (0.0, 1.0)
-    hm.update(np.full((3, 3), 1 / 3))
-    assert hm.im.get_clim() == (0.0, 1.0)  # never auto-scaled
+    flat = P.heatmap(np.full((3, 3), 1 / 3))
+    assert flat.im.get_clim() == (0.0, 1.0)  # never auto-scaled, not even for a constant matrix
     assert "0 to 1" in hm.colorbar.ax.get_ylabel()
     assert P.CMAP == hm.im.get_cmap().name.removesuffix("_r") == "viridis"
 
@@ -87,14 +87,11 @@ def test_heatmap_labels_rows_are_queries_columns_are_keys():
     assert hm.ax.get_title() == "weights"
 
 
-def test_cell_texts_equal_the_formatted_values_after_update():
+def test_cell_texts_equal_the_formatted_values():
     w = _weights_001()
     hm = P.heatmap(w)
     assert hm.cell_texts() == [[P.format_value(v) for v in row] for row in w]
-    new = helpers.softmax(np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0], [5.0, -5.0, 0.0]]))
-    hm.update(new)
-    assert hm.cell_texts() == [[P.format_value(v) for v in row] for row in new]
-    np.testing.assert_array_equal(hm.im.get_array(), new)  # exact: the same numbers, no tolerance
+    np.testing.assert_array_equal(hm.im.get_array(), w)  # exact: the same numbers, no tolerance
 
 
 def test_text_colour_follows_the_cell_luminance():
@@ -111,8 +108,6 @@ def test_nan_cells_are_drawn_visibly_grey_hatched_with_text_nan():
     assert hm.texts[1, 0].get_text() == "nan"
     assert hm.hatches[1, 0].get_visible() and not hm.hatches[0, 0].get_visible()
     assert tuple(hm.rgba[1, 0]) == tuple(int(round(255 * c)) for c in to_rgba(P.NAN_COLOR))
-    hm.update(np.array([[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]]))
-    assert not hm.hatches[1, 0].get_visible() and hm.texts[1, 0].get_text() == "0.100"
 
 
 def test_scores_heatmap_has_its_own_labelled_scale_and_fixed_limits_keep_frames_comparable():
@@ -120,16 +115,8 @@ def test_scores_heatmap_has_its_own_labelled_scale_and_fixed_limits_keep_frames_
     lo, hi = hs.im.get_clim()
     assert (lo, hi) == (E.T000_F2_SCORES.min(), E.T000_F2_SCORES.max())
     assert "own scale" in hs.colorbar.ax.get_ylabel()
-    fixed = P.heatmap(E.T001_Q @ E.T001_K.T, kind="scores", vmin=0, vmax=20)
-    fixed.update(E.T001_Q @ E.T001_K.T / np.sqrt(3))
+    fixed = P.heatmap(E.T001_Q @ E.T001_K.T / np.sqrt(3), kind="scores", vmin=0, vmax=20)
     assert fixed.im.get_clim() == (0.0, 20.0)
-
-
-def test_auto_scale_update_flags_a_full_redraw_for_the_colorbar():
-    hs = P.heatmap(np.array([[1.0, 2.0]]), kind="values")
-    assert not hs.needs_full_draw
-    hs.update(np.array([[10.0, 20.0]]))
-    assert hs.im.get_clim() == (10.0, 20.0) and hs.needs_full_draw
 
 
 @pytest.mark.parametrize(
@@ -154,23 +141,6 @@ def test_heatmap_rejects_bad_input_naming_the_argument(kwargs, error, words):
     matrix = kwargs.pop("matrix")
     with pytest.raises(error, match=words):
         P.heatmap(matrix, **kwargs)
-
-
-def test_update_rejects_another_shape():
-    hm = P.heatmap(np.eye(3))
-    with pytest.raises(ValueError, match=r"matrix has shape \(2, 2\) but this heatmap was built for shape \(3, 3\)"):
-        hm.update(np.eye(2))
-
-
-def test_update_changes_artists_in_place_without_new_figures():
-    hm = P.heatmap(np.eye(3))
-    before = list(plt.get_fignums())
-    im, texts = hm.im, hm.texts.copy()
-    for k in range(10):
-        hm.update(np.roll(np.eye(3), k, axis=1))
-    assert plt.get_fignums() == before
-    assert hm.im is im and all(a is b for a, b in zip(hm.texts.ravel(), texts.ravel(), strict=True))
-    assert len(hm.ax.images) == 1
 
 
 # --------------------------------------------------------------------------- grid and step view
