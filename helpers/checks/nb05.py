@@ -199,14 +199,14 @@ def check_rotary(answer: object) -> Verdict:
             _turn(Q, (p[:, None] + 1) * theta),
         "you paired feature i with feature i + d/2 (the rotate_half layout of some libraries); here the "
         "pairs are neighbours, (0, 1) and (2, 3).": _turn(Q, p[:, None] * theta, halves=True),
-        "every pair turned by p radians; pair i turns by p·θ_i with θ_i = 10000**(-2i/d), so pair 1 "
+        "every pair turned by p radians; pair i turns by p·θ_i with θ_i = 10000**(-2i/d_k), so pair 1 "
         "turns much more slowly.": _turn(Q, p[:, None] * np.ones_like(theta)),
         "you used θ_i = 10000**(-i/d); the exponent is -2i/d, as in the sinusoids.":
             _turn(Q, p[:, None] * _BASE ** (-i / d)),
         "this is EX_Q unturned: row p must be turned by p·θ_i.": Q,
         "this is the transpose: keep one row per token.": right.T,
     }
-    hint = ("Hint: row p, pair i = features (2i, 2i+1), angle p·θ_i with θ_i = 10000**(-2i/d); "
+    hint = ("Hint: row p, pair i = features (2i, 2i+1), angle p·θ_i with θ_i = 10000**(-2i/d_k); "
             "new pair = (x₀ cos − x₁ sin, x₀ sin + x₁ cos).")
     return _check(answer, right, name="Exercise 4, rotary", mistakes=mistakes, hint=hint)
 
