@@ -431,7 +431,7 @@ class TilesExplorer(Explorer):
         n = len(self.steps)
         if not 1 <= block <= n:
             raise ValueError(f"block must be 1 to {n} (keys in blocks of {self.block_size}), got {block}")
-        s, r, f = self.steps[block - 1], self.rows, [f"v{j + 1}" for j in range(self.V.shape[1])]
+        s, r, f = self.steps[block - 1], self.rows, [f"feature {j + 1}" for j in range(self.V.shape[1])]
         keys = self.keys[s["start"] : s["stop"]]
         live = [Panel(s[k], title, r, cols, kind="scores" if k == "scores" else "values", vmin=self.ranges[k][0],
                       vmax=self.ranges[k][1], xlabel="key" if k == "scores" else "", ylabel="query")
@@ -489,7 +489,7 @@ class TrainingExplorer(Explorer):
         run = self.runs[task]
         snap = run.snapshots[step // every]  # (step, weights (T, T), loss, accuracy)
         panel = Panel(snap.weights, f"{task}: attention weights at step {snap.step}", self.tokens, self.tokens)
-        note = (f"step {snap.step} of {self.config['steps']}: loss <b>{snap.loss:.3g}</b>, accuracy "
+        note = (f"step {snap.step} of {self.config['steps']}: test loss <b>{snap.loss:.3g}</b>, accuracy "
                 f"<b>{snap.accuracy:.1%}</b> on {self.config['n_eval']} test sequences; {task} needs "
                 f"{_PATTERNS.get(task, 'its own pattern')}")
         return Shown(View([panel]), inputs={"task": task, "step": snap.step, "probe": run.probe, **self.config},
