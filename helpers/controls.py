@@ -147,6 +147,7 @@ class MatrixSliders:
         if isinstance(step, bool) or not isinstance(step, numbers.Real) or not step > 0:
             raise ValueError(f"step must be a number > 0 for {name}, got {step!r}")
         self.shape = arr.shape
+        self.slider_width = slider_width
         self._dtype = np.int64 if self.integer else np.float64
         self._initial = arr.astype(self._dtype)  # (R, C)
         self._observers: list[Callable[[dict], None]] = []

@@ -60,7 +60,9 @@ if TYPE_CHECKING:  # for the annotations only
 
 __all__ = ["Explorer", "Shown", "presentation", "to_jsonable", "state_html", "state_from_html"]
 
-PRESENT_SIZE = 1.6  # how much presentation mode enlarges the views
+PRESENT_SIZE = 1.6  # how much presentation mode enlarges the views, at most
+PRESENT_WIDTH_PX = 1040  # the width a notebook's output area has in a 1280-pixel window (Lab, sidebar closed)
+PRESENT_SLIDER_PX = 72  # a matrix slider in presentation mode: no number beside it (the position shows it)
 _LIVE: weakref.WeakSet = weakref.WeakSet()  # every explorer built in this kernel, for presentation()
 _presenting = False
 
@@ -250,12 +252,22 @@ class Explorer:
 
     def _draw(self) -> None:
         """Write the last good state's views into the HTML widgets (built once; later only .value is set)."""
-        size = PRESENT_SIZE if self._presenting else 1.0
+        size = self._present_size() if self._presenting else 1.0
         while len(self._views) < len(self._shown.views):
             self._views.append(W.HTML())
             self._views[-1].add_class("attn-heatmap")
         for widget, view in zip(self._views, self._shown.views, strict=False):
             widget.value = view_html(view, size=size)
+
+    def _grids(self) -> list:
+        return [c for c in self.controls.values() if not isinstance(c, W.DOMWidget)]
+
+    def _present_size(self) -> float:
+        """As large as PRESENT_SIZE allows while the main heatmap still fits beside its controls."""
+        cols = self._shown.views[0].panels[0].matrix.shape[1]
+        controls = max([340] + [g.shape[1] * (PRESENT_SLIDER_PX + 4) + 110 for g in self._grids()])  # px, estimated
+        fits = (PRESENT_WIDTH_PX - controls) / (cols * 44 + 64)  # a table is about (44 per column + 64) px per em
+        return round(max(1.0, min(PRESENT_SIZE, fits)), 2)
 
     def _set_presenting(self, on: bool) -> None:
         self._presenting = on
@@ -263,6 +275,10 @@ class Explorer:
         top = getattr(self, "_top", None)
         if top is not None:  # on a projector the main heatmap stays beside its controls, never below them
             top.layout.flex_flow = "row nowrap" if on else "row wrap"
+        for grid in self._grids():  # matrix sliders get narrow: their positions show the values
+            for slider in getattr(grid, "sliders", np.empty(0)).flat:
+                slider.readout = not on
+                slider.layout.width = f"{PRESENT_SLIDER_PX}px" if on else grid.slider_width
         self._draw()  # the last good state, also while the current one is refused
 
     def update(self) -> None:

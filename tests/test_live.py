@@ -182,6 +182,15 @@ def test_html_and_matplotlib_print_the_same_texts():
 def test_view_html_sizes_are_in_em_and_presentation_enlarges():
     v = P.View([P.Panel(np.eye(2) * 0.5, "a")])
     assert 'font-size:1em' in view_html(v) and 'font-size:1.6em' in view_html(v, size=1.6)
+    wide = X.no_weights_explorer(S.embeddings(), S.TOKENS, min=0, max=2, step=0.5)  # 6 columns of sliders, 8 keys
+    presentation(True)
+    try:
+        size = float(re.search(r'class="attn-view" style="font-size:([\d.]+)em', wide._views[0].value).group(1))
+        assert 1.0 < size < 1.6  # enlarged, but only as far as fits beside 6 columns of sliders
+        assert not wide.controls["X"].sliders[0, 0].readout and wide.controls["X"].sliders[0, 0].layout.width == "72px"
+    finally:
+        presentation(False)
+    assert wide.controls["X"].sliders[0, 0].readout and wide.controls["X"].sliders[0, 0].layout.width == "130px"
     assert not re.search(r"\d+px", view_html(v).split("</style>")[1])  # sizes of the tables in em only
     ex = X.widget_check()
     presentation(True)

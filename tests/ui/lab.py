@@ -512,6 +512,10 @@ def heatmap_text(explorer) -> str:
     return explorer.evaluate(_JS_HEATMAP_TEXT)
 
 
+# true once helpers.presentation(True) has reached an explorer: its class, and its tables enlarged
+JS_PRESENTING = "root => root.classList.contains('attn-present') && root.querySelector('.attn-view')?.style.fontSize !== '1em'"
+
+
 def presentation_mode(page) -> None:
     """JupyterLab's own presentation mode (View > Appearance > Presentation Mode), file browser closed."""
     page.evaluate(

@@ -76,7 +76,7 @@ def present(page, out: Path) -> tuple[int, int] | None:
     main = explorers.nth(n_sliders.index(max(n_sliders)))
     lab.run_in_kernel(page, "import helpers; helpers.presentation(True)")
     lab.presentation_mode(page)
-    page.wait_for_function("root => root.querySelector('.attn-view')?.style.fontSize === '1.6em'",
+    page.wait_for_function(lab.JS_PRESENTING,
                            arg=main.element_handle())
     page.mouse.move(0, 0)
     main.evaluate("el => el.scrollIntoView({block: 'start'})")

@@ -172,7 +172,7 @@ def test_presentation_mode_shows_each_main_heatmap_with_its_controls_at_1280x720
         for i in range(explorers.count()):
             ex = explorers.nth(i)
             _wait(page, f"{notebook.name} explorer {i}: presentation size not applied",
-                  "root => root.querySelector('.attn-view')?.style.fontSize === '1.6em'", ex.element_handle())
+                  lab.JS_PRESENTING, ex.element_handle())
             ex.evaluate("el => el.scrollIntoView({block: 'start'})")
             page.wait_for_timeout(300)  # let the scroll settle before measuring, not an assertion
             seen = ex.evaluate(_JS_VISIBLE)
