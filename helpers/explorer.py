@@ -265,7 +265,8 @@ class Explorer:
     def _present_size(self) -> float:
         """As large as PRESENT_SIZE allows while the main heatmap still fits beside its controls."""
         cols = self._shown.views[0].panels[0].matrix.shape[1]
-        controls = max([340] + [g.shape[1] * (PRESENT_SLIDER_PX + 4) + 110 for g in self._grids()])  # px, estimated
+        per_col = {True: PRESENT_SLIDER_PX + 4, False: 40}  # a narrow slider, or an on/off cell of 2.2em
+        controls = max([340] + [g.shape[1] * per_col[hasattr(g, "sliders")] + 110 for g in self._grids()])  # px
         fits = (PRESENT_WIDTH_PX - controls) / (cols * 44 + 64)  # a table is about (44 per column + 64) px per em
         return round(max(1.0, min(PRESENT_SIZE, fits)), 2)
 

@@ -512,8 +512,8 @@ def heatmap_text(explorer) -> str:
     return explorer.evaluate(_JS_HEATMAP_TEXT)
 
 
-# true once helpers.presentation(True) has reached an explorer: its class, and its tables enlarged
-JS_PRESENTING = "root => root.classList.contains('attn-present') && root.querySelector('.attn-view')?.style.fontSize !== '1em'"
+# true once helpers.presentation(True) has reached an explorer (the class comes with its enlarged tables)
+JS_PRESENTING = "root => root.classList.contains('attn-present')"
 
 
 def presentation_mode(page) -> None:
