@@ -8,16 +8,24 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 8888
+PRESENT_PORT ?= 8866
+LOWEST := .venv-lowest
+# Notebook 7 lets the notebook's arrow-key shortcuts take the keys before a slider sees them
+# (jupyter/notebook#7716); these shortcut settings leave keys pressed inside an output to the output.
+export JUPYTER_CONFIG_PATH := $(CURDIR)/jupyter-config
 # JupyterLab refuses to run as root unless told; pass the flag only when we are root.
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 
-.PHONY: help setup lab test test-ui bench images screenshots notebooks student clean
+.PHONY: help setup lab notebook present test test-ui test-lowest bench images screenshots notebooks student clean
 
 help:
 	@echo "make lab          open the notebooks in JupyterLab on http://$(HOST):$(PORT)/lab"
+	@echo "make notebook     the same in Jupyter Notebook 7 on http://$(HOST):$(PORT)/tree"
+	@echo "make present      the classroom view (Voila: prose, figures, live explorers, no code) on http://$(HOST):$(PRESENT_PORT)"
 	@echo "make test         helpers, worked examples, every notebook under strict nbval, ruff"
 	@echo "make test-ui      browser tests in headless Chromium (needs chromium; see README)"
+	@echo "make test-lowest  make test's tests with the lowest versions pyproject.toml allows (in $(LOWEST))"
 	@echo "make bench        per-update latency of the explorers (printed, not asserted)"
 	@echo "make images       regenerate the figures in images/ (make screenshots for the browser ones)"
 	@echo "make notebooks    re-execute every notebook in place, top to bottom in a fresh kernel"
@@ -36,10 +44,27 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab --no-browser --ServerApp.ip=$(HOST) --ServerApp.port=$(PORT) \
 		--ServerApp.root_dir=notebooks $(ROOT_FLAG)
 
+notebook: $(STAMP)
+	$(BIN)/jupyter notebook --no-browser --ServerApp.ip=$(HOST) --ServerApp.port=$(PORT) \
+		--ServerApp.root_dir=notebooks $(ROOT_FLAG)
+
+# Voila runs each notebook in a fresh kernel when its page opens (02 takes about 10 s); kernels of closed
+# tabs are culled after 10 idle minutes (Voila cannot shut them down itself: voila-dashboards/voila#1458).
+present: $(STAMP)
+	$(BIN)/voila --no-browser --Voila.ip=$(HOST) --port=$(PRESENT_PORT) \
+		--MappingKernelManager.cull_idle_timeout=600 --MappingKernelManager.cull_interval=60 notebooks
+
 # The notebooks are stored with inline-backend figures; a user's MPLBACKEND would change them.
 test: $(STAMP)
 	$(BIN)/ruff check helpers tests notebooks
 	env -u MPLBACKEND $(BIN)/python -m pytest -m "not ui" $(NBVAL) tests notebooks
+
+# The versions we claim are the versions we test: uv installs the lowest versions pyproject.toml allows.
+test-lowest:
+	$(PYTHON) -m venv $(LOWEST)
+	$(LOWEST)/bin/python -m pip install --quiet uv
+	$(LOWEST)/bin/uv pip install --quiet --python $(LOWEST)/bin/python --resolution lowest-direct -e '.[test]'
+	env -u MPLBACKEND $(LOWEST)/bin/python -m pytest -m "not ui" $(NBVAL) tests notebooks
 
 test-ui: $(STAMP)
 	$(BIN)/python -m pytest -m ui tests/ui
@@ -76,6 +101,6 @@ student: $(STAMP)
 	@echo "student/notebooks: $$(ls student/notebooks | wc -l) notebooks with outputs cleared"
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache *.egg-info student
+	rm -rf $(VENV) $(LOWEST) .pytest_cache .hypothesis .ruff_cache *.egg-info student
 	find . -name __pycache__ -prune -exec rm -rf {} +
 	find . -name .ipynb_checkpoints -prune -exec rm -rf {} +

@@ -6,6 +6,9 @@
   shows the explorer's text fallback (what to do to get the live sliders) until it is run.
 - Merge consecutive stdout/stderr outputs of a cell. How the kernel splits a cell's printing into
   messages depends on timing; merged, the stored notebook is the same on every run.
+- Turn a first line ``# NBVAL_IGNORE_OUTPUT`` into nbval's cell tag ``nbval-ignore-output``: nbval reads
+  either, and a tag does not show in the code a reader sees (on GitHub, in an HTML export). Authors may
+  keep writing the comment; this step moves it into the cell's metadata, where nbconvert keeps it.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 import nbformat
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+MARKER, TAG = "# NBVAL_IGNORE_OUTPUT", "nbval-ignore-output"
 
 
 def tidy(path: Path) -> bool:
@@ -23,6 +27,13 @@ def tidy(path: Path) -> bool:
     nb = nbformat.read(path, as_version=4)
     changed = False
     for cell in nb.cells:
+        lines = cell.source.split("\n")
+        if cell.cell_type == "code" and lines[0].strip() == MARKER:
+            cell.source = "\n".join(lines[1:])
+            tags = cell.metadata.setdefault("tags", [])
+            if TAG not in tags:
+                tags.append(TAG)
+            changed = True
         merged = []
         for out in cell.get("outputs", []):
             if WIDGET_VIEW in out.get("data", {}):
