@@ -57,7 +57,7 @@ FLOOR_SOURCE = """import ipywidgets as W
 s = W.IntSlider(0, min=0, max=1000, description="floor")
 s.add_class("attn-slider")
 s.add_class("attn-slider--floor")
-h = W.HTML('<div data-state="0"></div>')
+h = W.HTML('<table class="attn-hm"><tr><td>0</td></tr></table><div data-state="0"></div>')
 h.add_class("attn-heatmap")
 h.add_class("attn-readout")
 s.observe(lambda ch: setattr(h, "value", f'<table class="attn-hm"><tr><td>{ch.new}</td></tr></table>'
