@@ -24,9 +24,9 @@ __all__ = ["panel_html", "view_html", "legend_html"]
 # One small stylesheet per view, scoped to .attn-view (repeating it is harmless).
 _STYLE = (
     "<style>"
-    ".attn-view{display:flex;flex-wrap:wrap;gap:0.8em 1.2em;align-items:flex-start;"
+    ".attn-view{display:flex;flex-wrap:wrap;gap:0.8em 1.2em;align-items:flex-start;contain:content;"
     "font-family:var(--jp-code-font-family,monospace);line-height:1.2;color:#111}"
-    ".attn-view table.attn-hm{border-collapse:collapse;font-size:0.8em}"
+    ".attn-view table.attn-hm{border-collapse:collapse;font-size:0.8em;contain:content}"
     ".attn-view .attn-hm caption{font-weight:bold;text-align:left;padding:0 0 0.2em 0;white-space:nowrap;"
     "font-family:var(--jp-ui-font-family,sans-serif)}"
     ".attn-view .attn-hm th{font-weight:normal;padding:0 0.3em;white-space:nowrap;color:#222}"
