@@ -22,7 +22,7 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 help:
 	@echo "make lab          open the notebooks in JupyterLab on http://$(HOST):$(PORT)/lab"
 	@echo "make notebook     the same in Jupyter Notebook 7 on http://$(HOST):$(PORT)/tree"
-	@echo "make present      the classroom view (Voila: prose, figures, live explorers, no code) on http://$(HOST):$(PRESENT_PORT)"
+	@echo "make present      the classroom view (Voila: prose, figures, live explorers, no code) on http://127.0.0.1:$(PRESENT_PORT)"
 	@echo "make test         helpers, worked examples, every notebook under strict nbval, ruff"
 	@echo "make test-ui      browser tests in headless Chromium (needs chromium; see README)"
 	@echo "make test-lowest  make test's tests with the lowest versions pyproject.toml allows (in $(LOWEST))"
@@ -50,8 +50,10 @@ notebook: $(STAMP)
 
 # Voila runs each notebook in a fresh kernel when its page opens (02 takes about 10 s); kernels of closed
 # tabs are culled after 10 idle minutes (Voila cannot shut them down itself: voila-dashboards/voila#1458).
+# Open the URL it prints (it carries a token: without one, any web page could start kernels here).
 present: $(STAMP)
-	$(BIN)/voila --no-browser --Voila.ip=$(HOST) --port=$(PRESENT_PORT) \
+	$(BIN)/voila --no-browser --Voila.ip=127.0.0.1 --port=$(PRESENT_PORT) --token \
+		--VoilaConfiguration.strip_sources=True --VoilaConfiguration.classic_tree=True \
 		--MappingKernelManager.cull_idle_timeout=600 --MappingKernelManager.cull_interval=60 notebooks
 
 # The notebooks are stored with inline-backend figures; a user's MPLBACKEND would change them.
