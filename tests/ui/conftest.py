@@ -1,4 +1,11 @@
-"""Fixtures of the browser tests: one Chromium and one JupyterLab (on a copy of notebooks/) per session.
+"""Fixtures of the browser tests: one Chromium per session, and a server (on a copy of notebooks/) per client.
+
+Every test that takes ``lab_server`` runs twice, in JupyterLab (id ``lab``) and in Jupyter Notebook 7
+(id ``notebook``). The tests are ordered client by client, so each server starts once and only one
+runs at a time (pytest ends a session fixture before it sets it up with another parameter), and within
+a client notebook by notebook, so the tests of one notebook share its run (``ran`` in
+test_notebooks_ui.py). A test for one client only parametrizes the fixture itself:
+``@pytest.mark.parametrize("lab_server", ["lab"], indirect=True)``, with its reason in a comment.
 
 These tests are collected only when asked for: `pytest tests/ui` (or a path inside it), or `-m ui`.
 A plain `pytest` from the repository root skips collecting them, so it never needs a browser.
@@ -67,10 +74,30 @@ def browser(chromium_path):
             browser.close()
 
 
-@pytest.fixture(scope="session")
-def lab_server(browser):
-    """JupyterLab serving a temporary copy of notebooks/; always shut down, also when a test fails."""
-    server = lab.LabServer(lab.NOTEBOOKS)
+def _server_order(item: pytest.Item) -> tuple[int, str] | None:
+    """(client index in lab.CLIENTS, notebook of its `ran` page or "") of a test; None without a server."""
+    params = item.callspec.params if hasattr(item, "callspec") else {}
+    if "lab_server" not in params:
+        return None
+    return list(lab.CLIENTS).index(params["lab_server"]), str(params.get("ran", ""))
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own reordering, whose order it keeps within a group
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that take a server, client by client and within a client notebook by notebook: one
+    server start per client and one run per notebook and client. (Pytest's own order alternates the
+    clients, as it groups by notebook as much as by client.) Other tests keep their places."""
+    slots = [i for i, item in enumerate(items) if _server_order(item) is not None]
+    ordered = sorted((items[i] for i in slots), key=_server_order)  # stable
+    for i, item in zip(slots, ordered, strict=True):
+        items[i] = item
+
+
+@pytest.fixture(scope="session", params=list(lab.CLIENTS))
+def lab_server(request, browser):
+    """JupyterLab or Notebook 7 serving a temporary copy of notebooks/; always shut down, also when a
+    test fails."""
+    server = lab.LabServer(lab.NOTEBOOKS, client=request.param)
     try:
         server.start()
         yield server

@@ -1,12 +1,15 @@
-"""Drive the notebooks in a real JupyterLab with headless Chromium (shared by tests, benchmark, screenshots).
+"""Drive the notebooks in a real JupyterLab or Jupyter Notebook 7 with headless Chromium
+(shared by tests, benchmark, screenshots).
 
 Three pieces, each usable on its own:
 
 - ``find_chromium()`` and ``LAUNCH_ARGS``: which browser to start and how (Debian's ``chromium``, as root);
-- ``LabServer``: a JupyterLab on a free loopback port, with a token, its own temporary Jupyter config,
-  runtime, settings and workspace directories, serving a *copy* of ``notebooks/`` (so no
-  ``.ipynb_checkpoints`` and no change ever reaches the committed notebooks); ``stop()`` always ends
-  the server, its kernels and its process group;
+- ``LabServer``: JupyterLab (``client="lab"``) or Notebook 7 (``client="notebook"``) on a free loopback
+  port, with a token, its own temporary Jupyter config, runtime, settings and workspace directories,
+  serving a *copy* of ``notebooks/`` (so no ``.ipynb_checkpoints`` and no change ever reaches the
+  committed notebooks), with the repository's ``jupyter-config/`` on ``JUPYTER_CONFIG_PATH`` as
+  ``make lab`` and ``make notebook`` have it (its keyboard shortcut overrides let arrow keys reach a
+  slider in Notebook 7); ``stop()`` always ends the server, its kernels and its process group;
 - page helpers (``open_notebook``, ``run_all``, ``problems``, ``explorers``, ``move_slider``, ...) that act
   as a person would: the menu for "Run All", the keyboard on a slider handle, and the DOM contract of
   ``helpers/explorer.py`` (``.attn-explorer``, ``.attn-slider``, ``.attn-heatmap`` tables,
@@ -37,6 +40,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 # ATTN_UI_NOTEBOOKS points the tests at another notebooks folder (development against a scratch copy).
 NOTEBOOKS = Path(os.environ.get("ATTN_UI_NOTEBOOKS", REPO / "notebooks")).resolve()
+# What `make lab` / `make notebook` put on JUPYTER_CONFIG_PATH: labconfig/default_setting_overrides.json
+# stops Notebook 7's command-mode arrow-key shortcuts from taking the keys of a focused slider.
+# ATTN_UI_JUPYTER_CONFIG_PATH=/some/empty/dir serves without it (a check that the tests catch its absence).
+JUPYTER_CONFIG = Path(os.environ.get("ATTN_UI_JUPYTER_CONFIG_PATH", REPO / "jupyter-config")).resolve()
+
+# client -> (its name for messages, module run with `python -m`, app class, URL path of a notebook)
+CLIENTS = {
+    "lab": ("JupyterLab", "jupyterlab", "LabApp", "lab/tree/"),
+    "notebook": ("Jupyter Notebook 7", "notebook", "JupyterNotebookApp", "notebooks/"),
+}
 
 INSTALL_HINT = (
     "no Chromium found for the browser tests: install Debian's browser with "
@@ -143,11 +156,16 @@ c.LabApp.check_for_updates_class = "jupyterlab.handlers.announcements.NeverCheck
 
 
 class LabServer:
-    """JupyterLab serving a temporary copy of ``notebooks``; use as a context manager or call stop()."""
+    """JupyterLab or Notebook 7 (``client``) serving a temporary copy of ``notebooks``; use as a context
+    manager or call stop()."""
 
-    def __init__(self, notebooks: Path = NOTEBOOKS, python: str = sys.executable):
+    def __init__(self, notebooks: Path = NOTEBOOKS, python: str = sys.executable, client: str = "lab"):
+        if client not in CLIENTS:
+            raise ValueError(f"client must be one of {sorted(CLIENTS)}, got {client!r}")
         self.notebooks_src = Path(notebooks)
         self.python = python
+        self.client = client
+        self.name = CLIENTS[client][0]
         self.token = secrets.token_hex(16)
         self.port = 0
         self.proc: subprocess.Popen | None = None
@@ -189,6 +207,7 @@ class LabServer:
             (self.tmp / sub).mkdir()
             env[var] = str(self.tmp / sub)
         env["JUPYTER_PLATFORM_DIRS"] = "1"
+        env["JUPYTER_CONFIG_PATH"] = str(JUPYTER_CONFIG)
         (self.tmp / "config" / "jupyter_server_config.py").write_text(_SERVER_CONFIG)
         # ATTN_UI_DISABLE_EXTENSIONS=@jupyter-widgets/jupyterlab-manager shows what a missing
         # jupyterlab_widgets looks like (a check that the tests catch it)
@@ -202,19 +221,20 @@ class LabServer:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(value))
         self.port = _free_port()
+        _, module, app, _ = CLIENTS[self.client]
         cmd = [
-            self.python, "-m", "jupyterlab",
+            self.python, "-m", module,
             "--no-browser",
             "--ip=127.0.0.1",
             f"--port={self.port}",
             "--ServerApp.port_retries=0",
             f"--IdentityProvider.token={self.token}",
             f"--ServerApp.root_dir={self.root}",
-            "--LabApp.expose_app_in_browser=True",
+            f"--{app}.expose_app_in_browser=True",  # window.jupyterapp, which the page helpers read
         ]  # fmt: skip
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             cmd.append("--allow-root")
-        self.log_path = self.tmp / "jupyterlab.log"
+        self.log_path = self.tmp / f"{self.client}.log"
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
                 cmd, cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
@@ -225,7 +245,7 @@ class LabServer:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"JupyterLab exited with code {self.proc.returncode}:\n{self.log_tail()}")
+                raise RuntimeError(f"{self.name} exited with code {self.proc.returncode}:\n{self.log_tail()}")
             try:
                 with urllib.request.urlopen(self.api_url("api/status"), timeout=2) as resp:
                     if resp.status == 200:
@@ -233,7 +253,7 @@ class LabServer:
             except (urllib.error.URLError, OSError):
                 pass
             time.sleep(0.25)  # polling interval while the server boots, not an assertion
-        raise TimeoutError(f"JupyterLab did not answer /api within {timeout:.0f} s:\n{self.log_tail()}")
+        raise TimeoutError(f"{self.name} did not answer /api within {timeout:.0f} s:\n{self.log_tail()}")
 
     def stop(self) -> None:
         """Shut down kernels and server; kill whatever is left; remove the temporary directory."""
@@ -270,9 +290,10 @@ class LabServer:
         return f"{self.base_url}/{path}?token={self.token}"
 
     def notebook_url(self, notebook: Path) -> str:
-        """Lab URL of ``notebook`` (a path under the served notebooks folder)."""
+        """URL of ``notebook`` (a path under the served notebooks folder) in this server's client."""
         rel = Path(notebook).resolve().relative_to(self.notebooks_src.resolve())
-        return f"{self.base_url}/lab/tree/notebooks/{rel.as_posix()}?token={self.token}&reset"
+        url = f"{self.base_url}/{CLIENTS[self.client][3]}notebooks/{rel.as_posix()}?token={self.token}"
+        return url + "&reset" if self.client == "lab" else url  # Lab: no workspace from an earlier page
 
     def log_tail(self, n: int = 40) -> str:
         if self.log_path is None or not self.log_path.exists():
@@ -281,11 +302,11 @@ class LabServer:
 
 
 @contextmanager
-def lab_and_browser(notebooks: Path = NOTEBOOKS) -> Iterator[tuple[LabServer, object]]:
+def lab_and_browser(notebooks: Path = NOTEBOOKS, client: str = "lab") -> Iterator[tuple[LabServer, object]]:
     """(server, browser) for scripts; both always closed."""
     from playwright.sync_api import sync_playwright
 
-    with LabServer(notebooks) as server, sync_playwright() as p:
+    with LabServer(notebooks, client=client) as server, sync_playwright() as p:
         browser = launch_browser(p)
         try:
             yield server, browser
@@ -327,7 +348,7 @@ def kernel_status(page) -> str:
 
 
 def open_notebook(page, server: LabServer, notebook: Path) -> None:
-    """Open ``notebook`` in Lab and wait for its kernel to be idle (accepting the kernel dialog if asked)."""
+    """Open ``notebook`` in the server's client; wait for its kernel to be idle (accepting the kernel dialog)."""
     page.goto(server.notebook_url(notebook), wait_until="domcontentloaded")
     page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=TIMEOUT_MS)
     accept = page.locator(".jp-Dialog .jp-mod-accept")
@@ -517,10 +538,13 @@ JS_PRESENTING = "root => root.classList.contains('attn-present')"
 
 
 def presentation_mode(page) -> None:
-    """JupyterLab's own presentation mode (View > Appearance > Presentation Mode), file browser closed."""
+    """JupyterLab's own presentation mode (View > Appearance > Presentation Mode), file browser closed.
+    Lab only: Notebook 7 has no such command."""
     page.evaluate(
         """async () => {
           const app = window.jupyterapp;
+          if (!app.commands.hasCommand('application:toggle-presentation-mode'))
+            throw new Error('no presentation mode in this client (JupyterLab only)');
           if (!app.shell.presentationMode) await app.commands.execute('application:toggle-presentation-mode');
           app.shell.collapseLeft();
         }"""
