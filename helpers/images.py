@@ -17,7 +17,8 @@ from helpers.examples import T001_WK, T001_WQ, T001_WV, T001_X
 
 def _figures() -> dict[str, object]:
     """name -> matplotlib Figure, for every static image the README shows."""
-    from helpers.plots import formula_card, plot_head_split, step_view
+    from helpers.plots import formula_card, heatmap, plot_head_split, step_view
+    from helpers.positions import sinusoidal_positions
 
     tokens = ["x1", "x2", "x3"]
     Q, K, V = project_qkv(T001_X, T001_WQ, T001_WK, T001_WV)  # (3, 3) each
@@ -25,6 +26,10 @@ def _figures() -> dict[str, object]:
     return {
         "step-view-text-001.png": step_view(attention_steps(Q, K, V, scale=scale), tokens, scale=scale),
         "formula-card.png": formula_card(),
+        "positions-sinusoidal.png": heatmap(
+            sinusoidal_positions(16, 8), kind="values", fmt=".2f", title="sinusoidal positions PE (T = 16, d = 8):\n"
+            "row p is added to the token at position p", xlabel="feature j", ylabel="position p",
+            row_labels=[str(p) for p in range(16)], col_labels=[str(j) for j in range(8)], figsize=(5.6, 7.2)).fig,
         "head-split-right.png": plot_head_split(6, 2),
         "head-split-wrong.png": plot_head_split(6, 2, wrong=True),
     }
