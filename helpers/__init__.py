@@ -27,12 +27,17 @@ from helpers.attention import (
     xavier_normal,
 )
 from helpers.backward import attention_backward, softmax_backward, softmax_jacobian
+from helpers.generation import KVCache, decode_step, grouped_query_attention, kv_cache_bytes
 from helpers.positions import rotary, sinusoidal_positions
 
 __all__ = [
+    "KVCache",
     "attention_backward",
     "attention_steps",
     "causal_mask",
+    "decode_step",
+    "grouped_query_attention",
+    "kv_cache_bytes",
     "merge_heads",
     "multi_head_attention",
     "naive_softmax",

@@ -1,0 +1,317 @@
+"""Generating text one token at a time: grouped-query attention, the key/value cache, one decoding step.
+
+Shape notation used throughout this module (as in helpers/attention.py, plus the key/value heads):
+
+    ...        any leading batch dimensions (broadcast)
+    T          number of tokens (n: the positions held in a cache)
+    d_in       features per input token (the width of X, or of one token's vector x)
+    h          query heads (n_heads)
+    g          key/value heads (n_kv_heads); h is a multiple of g
+    r          query heads per key/value head, r = h // g (query head i reads key/value head i // r)
+    d_head     width of one query, key or value vector (per head)
+    d_out      output width of W_o
+
+g == h is multi-head attention; g == 1 is multi-query attention (Shazeer 2019); anything between is
+grouped-query attention (Ainslie et al. 2023). Tokens are rows; softmax runs over the keys (last axis).
+
+Every public function checks its arguments and raises ``TypeError`` (wrong kind of thing) or
+``ValueError`` (right kind, wrong shape or value) with a message that names the argument.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from helpers.attention import (
+    _as_numeric,
+    _attend,
+    _check_int,
+    _check_mask,
+    _check_product_finite,
+    _softmax_in_place,
+    project_qkv,
+)
+
+__all__ = ["grouped_query_attention", "KVCache", "decode_step", "kv_cache_bytes"]
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _check_heads(n_heads: object, n_kv_heads: object) -> tuple[int, int]:
+    n_heads = _check_int(n_heads, "n_heads", minimum=1)
+    n_kv_heads = _check_int(n_kv_heads, "n_kv_heads", minimum=1)
+    if n_heads % n_kv_heads:
+        raise ValueError(
+            f"n_heads ({n_heads}) is not divisible by n_kv_heads ({n_kv_heads}): every key/value head "
+            f"must serve the same number of query heads"
+        )
+    return n_heads, n_kv_heads
+
+
+def _check_widths(W_q_shape: tuple, W_k_shape: tuple, W_v_shape: tuple, n_heads: int, n_kv_heads: int) -> int:
+    """Return d_head = W_q's width / n_heads, after checking that W_k and W_v have n_kv_heads · d_head columns."""
+    if W_q_shape[1] % n_heads:
+        raise ValueError(
+            f"W_q has shape {W_q_shape}: its {W_q_shape[1]} columns do not split into n_heads = {n_heads} "
+            f"heads of equal width d_head"
+        )
+    d_head = W_q_shape[1] // n_heads
+    for name, shape in (("W_k", W_k_shape), ("W_v", W_v_shape)):
+        if shape[1] != n_kv_heads * d_head:
+            raise ValueError(
+                f"{name} has shape {shape} but needs n_kv_heads · d_head = {n_kv_heads} · {d_head} = "
+                f"{n_kv_heads * d_head} columns (d_head = {d_head} from W_q's {W_q_shape[1]} columns / "
+                f"n_heads = {n_heads})"
+            )
+    return d_head
+
+
+def _check_w_o(W_o: object, width: int) -> np.ndarray | None:
+    if W_o is None:
+        return None
+    W_o = _as_numeric(W_o, "W_o")
+    if W_o.ndim != 2 or W_o.shape[0] != width:
+        raise ValueError(
+            f"W_o has shape {W_o.shape} but the concatenated heads have {width} columns; "
+            f"W_o needs shape ({width}, d_out)"
+        )
+    return W_o
+
+
+def _apply_w_o(concat: np.ndarray, W_o: np.ndarray | None) -> np.ndarray:
+    if W_o is None:
+        return concat
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = concat @ W_o  # (..., h * d_head) @ (h * d_head, d_out) -> (..., d_out)
+    _check_product_finite(out, f"concat(heads) {concat.shape} @ W_o {W_o.shape}")
+    return out
+
+
+# --------------------------------------------------------------------------- attention
+
+
+def grouped_query_attention(
+    X: object,
+    W_q: object,
+    W_k: object,
+    W_v: object,
+    n_heads: int,
+    n_kv_heads: int,
+    W_o: object = None,
+    mask: object = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Multi-head attention whose h query heads share g key/value heads: query head i reads head i // (h // g).
+
+    W_q (d_in, h · d_head), W_k and W_v (d_in, g · d_head). Returns (output (..., T, d_out), weights
+    (..., h, T, T)); with W_o=None the output is the concatenated heads (..., T, h · d_head). Scale
+    1/√d_head. With n_kv_heads == n_heads it is multi_head_attention.
+    """
+    n_heads, n_kv_heads = _check_heads(n_heads, n_kv_heads)
+    Q, K, V = project_qkv(X, W_q, W_k, W_v)  # (..., T, h·d_head), (..., T, g·d_head) twice; checks X and W
+    d_head = _check_widths(np.shape(W_q), np.shape(W_k), np.shape(W_v), n_heads, n_kv_heads)
+    W_o = _check_w_o(W_o, n_heads * d_head)
+    g, r = n_kv_heads, n_heads // n_kv_heads
+    *lead, T, _ = Q.shape
+    if mask is not None:
+        shape = (*lead, T, T)
+        mask = _check_mask(mask, shape, f"(..., T, T) = {shape} for X with shape {np.shape(X)}")
+        if mask.ndim >= 3:  # a per-batch mask (..., T, T) lines up with (..., g, r, T, T) once it has two head axes
+            mask = mask[..., None, None, :, :]  # (..., 1, 1, T, T)
+    Qh = Q.reshape(*lead, T, g, r, d_head)  # (..., T, h·d_head) -> (..., T, g, r, d_head): head i = (i // r, i % r)
+    Qh = np.moveaxis(Qh, -4, -2)  # (..., T, g, r, d_head) -> (..., g, r, T, d_head), a view
+    Kh = np.swapaxes(K.reshape(*lead, T, g, d_head), -3, -2)[..., :, None, :, :]  # (..., g, 1, T, d_head)
+    Vh = np.swapaxes(V.reshape(*lead, T, g, d_head), -3, -2)[..., :, None, :, :]  # (..., g, 1, T, d_head)
+    out, weights = _attend(Qh, Kh, Vh, mask, scale=1.0 / math.sqrt(d_head))  # (..., g, r, T, d_head), (..., g, r, T, T)
+    weights = weights.reshape(*lead, n_heads, T, T)  # (..., g, r, T, T) -> (..., h, T, T), query head order
+    out = np.moveaxis(out, -2, -4)  # (..., g, r, T, d_head) -> (..., T, g, r, d_head)
+    concat = out.reshape(*lead, T, n_heads * d_head)  # (..., T, g, r, d_head) -> (..., T, h·d_head)
+    return _apply_w_o(concat, W_o), weights
+
+
+# --------------------------------------------------------------------------- the cache
+
+
+class KVCache:
+    """The keys and values of the positions seen so far, per key/value head: K and V (g, n, d_head).
+
+    ``append(k, v)`` adds t >= 1 positions (k and v of shape (g, t, d_head)). With ``window=w`` only the
+    last w positions are kept (sliding-window attention). ``K`` and ``V`` are read-only views that stay
+    valid after later appends (a later append never overwrites a position an earlier view shows).
+    The dtype is that of the first append; later appends must match it.
+    """
+
+    def __init__(self, n_kv_heads: int, d_head: int, window: int | None = None) -> None:
+        self.n_kv_heads = _check_int(n_kv_heads, "n_kv_heads", minimum=1)
+        self.d_head = _check_int(d_head, "d_head", minimum=1)
+        self.window = None if window is None else _check_int(window, "window", minimum=1)
+        self._k: np.ndarray | None = None  # (g, capacity, d_head) buffer; rows start..stop-1 are the cache
+        self._v: np.ndarray | None = None  # (g, capacity, d_head)
+        self._start = 0  # first cached row in the buffers
+        self._stop = 0  # one past the last cached row
+        self._seen = 0  # positions appended since creation (the next position's index)
+
+    def __len__(self) -> int:
+        return self._stop - self._start
+
+    def __repr__(self) -> str:
+        window = "" if self.window is None else f", window={self.window}"
+        return (
+            f"KVCache(n_kv_heads={self.n_kv_heads}, d_head={self.d_head}{window}): {len(self)} positions "
+            f"cached of {self._seen} seen, {self.nbytes} bytes"
+        )
+
+    @property
+    def n_seen(self) -> int:
+        """How many positions were appended since the cache was made (more than len(cache) with a window)."""
+        return self._seen
+
+    @property
+    def positions(self) -> np.ndarray:
+        """The positions (counted from 0) of the cached rows, oldest first: shape (n,)."""
+        return np.arange(self._seen - len(self), self._seen)  # (n,)
+
+    def _view(self, buf: np.ndarray | None) -> np.ndarray:
+        if buf is None:
+            return np.zeros((self.n_kv_heads, 0, self.d_head))  # (g, 0, d_head) nothing cached yet
+        view = buf[:, self._start : self._stop]  # (g, n, d_head) a view, no copy
+        view.flags.writeable = False
+        return view
+
+    @property
+    def K(self) -> np.ndarray:
+        """The cached keys, oldest first: (g, n, d_head), read-only."""
+        return self._view(self._k)
+
+    @property
+    def V(self) -> np.ndarray:
+        """The cached values, oldest first: (g, n, d_head), read-only."""
+        return self._view(self._v)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the cached keys and values: 2 · g · n · d_head · bytes per number (0 when empty)."""
+        if self._k is None:
+            return 0
+        return 2 * self.n_kv_heads * len(self) * self.d_head * self._k.itemsize
+
+    def _check_new(self, x: object, name: str) -> np.ndarray:
+        x = _as_numeric(x, name, min_ndim=3)
+        if x.ndim != 3 or x.shape[0] != self.n_kv_heads or x.shape[2] != self.d_head:
+            raise ValueError(
+                f"{name} has shape {x.shape} but this cache holds n_kv_heads = {self.n_kv_heads} heads of "
+                f"d_head = {self.d_head}: {name} needs shape ({self.n_kv_heads}, t, {self.d_head})"
+            )
+        if self._k is not None and x.dtype != self._k.dtype:
+            raise TypeError(f"{name} has dtype {x.dtype} but this cache holds {self._k.dtype} (set by the first append)")
+        return x
+
+    def append(self, k: object, v: object) -> None:
+        """Add t >= 1 positions: k and v of shape (g, t, d_head); with a window, drop the oldest beyond it."""
+        k = self._check_new(k, "k")  # (g, t, d_head)
+        v = self._check_new(v, "v")  # (g, t, d_head)
+        if k.shape != v.shape or k.dtype != v.dtype:
+            raise ValueError(f"k and v must have the same shape and dtype, got {k.shape} {k.dtype} and {v.shape} {v.dtype}")
+        t = k.shape[1]
+        self._seen += t
+        if self.window is not None and t > self.window:  # only the last w new positions can stay
+            k, v, t = k[:, -self.window :], v[:, -self.window :], self.window
+        if self._k is None:
+            capacity = max(16, 2 * t) if self.window is None else 2 * self.window
+            self._k = np.empty((self.n_kv_heads, capacity, self.d_head), dtype=k.dtype)  # (g, capacity, d_head)
+            self._v = np.empty_like(self._k)  # (g, capacity, d_head)
+        if self._stop + t > self._k.shape[1]:  # full: move the kept rows to a new buffer (old views stay valid)
+            keep = len(self) if self.window is None else min(len(self), self.window - t)
+            capacity = max(2 * self._k.shape[1], keep + t) if self.window is None else self._k.shape[1]
+            k_new = np.empty((self.n_kv_heads, capacity, self.d_head), dtype=self._k.dtype)  # (g, capacity, d_head)
+            v_new = np.empty_like(k_new)  # (g, capacity, d_head)
+            k_new[:, :keep] = self._k[:, self._stop - keep : self._stop]  # (g, keep, d_head)
+            v_new[:, :keep] = self._v[:, self._stop - keep : self._stop]  # (g, keep, d_head)
+            self._k, self._v, self._start, self._stop = k_new, v_new, 0, keep
+        self._k[:, self._stop : self._stop + t] = k  # (g, t, d_head) into rows stop..stop+t-1
+        self._v[:, self._stop : self._stop + t] = v  # (g, t, d_head)
+        self._stop += t
+        if self.window is not None:
+            self._start = max(self._start, self._stop - self.window)  # keep the last w rows
+
+
+# --------------------------------------------------------------------------- one decoding step
+
+
+def decode_step(
+    x: object,
+    cache: KVCache,
+    W_q: object,
+    W_k: object,
+    W_v: object,
+    n_heads: int,
+    n_kv_heads: int,
+    W_o: object = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One token: append its key and value to ``cache``, attend its query to everything cached.
+
+    x (d_in,). Returns (output (d_out,) or (h · d_head,) without W_o, weights (h, n)) with n = len(cache)
+    after the append. Decoding X's rows one by one gives grouped_query_attention(X, ..., mask=causal_mask(T)).
+    """
+    n_heads, n_kv_heads = _check_heads(n_heads, n_kv_heads)
+    if not isinstance(cache, KVCache):
+        raise TypeError(f"cache must be a KVCache, got {type(cache).__name__}")
+    x = _as_numeric(x, "x", min_ndim=1)
+    if x.ndim != 1:
+        raise ValueError(
+            f"x must be one token's vector of shape (d_in,), got shape {x.shape}; "
+            "for many tokens at once use grouped_query_attention"
+        )
+    Ws = []
+    for name, W in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v)):
+        W = _as_numeric(W, name)
+        if W.ndim != 2:
+            raise ValueError(f"{name} must be a 2-D matrix (d_in, d_out), got shape {W.shape}")
+        if W.shape[0] != x.shape[0]:
+            raise ValueError(f"x has {x.shape[0]} features but {name} has shape {W.shape}: {name} needs {x.shape[0]} rows")
+        Ws.append(W)
+    W_q, W_k, W_v = Ws
+    d_head = _check_widths(W_q.shape, W_k.shape, W_v.shape, n_heads, n_kv_heads)
+    if cache.n_kv_heads != n_kv_heads or cache.d_head != d_head:
+        raise ValueError(
+            f"the cache holds n_kv_heads = {cache.n_kv_heads}, d_head = {cache.d_head} but this call has "
+            f"n_kv_heads = {n_kv_heads}, d_head = {d_head}: one cache per layer, made with the layer's head counts"
+        )
+    W_o = _check_w_o(W_o, n_heads * d_head)
+    g, r = n_kv_heads, n_heads // n_kv_heads
+    with np.errstate(over="ignore", invalid="ignore"):
+        q = x @ W_q  # (d_in,) @ (d_in, h·d_head) -> (h·d_head,)
+        k = x @ W_k  # (d_in,) @ (d_in, g·d_head) -> (g·d_head,)
+        v = x @ W_v  # (d_in,) @ (d_in, g·d_head) -> (g·d_head,)
+    for name, W, p in (("W_q", W_q, q), ("W_k", W_k, k), ("W_v", W_v, v)):
+        _check_product_finite(p, f"x {x.shape} @ {name} {W.shape}")
+    cache.append(k.reshape(g, 1, d_head), v.reshape(g, 1, d_head))  # (g·d_head,) -> (g, 1, d_head)
+    K, V = cache.K, cache.V  # (g, n, d_head) each, views
+    dtype = np.result_type(q, K, V)
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = q.reshape(g, r, d_head) @ np.swapaxes(K, -1, -2)  # (g, r, d_head) @ (g, d_head, n) -> (g, r, n)
+        scores = scores.astype(dtype, copy=False)  # (g, r, n)
+        scores *= dtype.type(1.0 / math.sqrt(d_head))  # (g, r, n) scaled by 1/√d_head, in place
+    if not np.isfinite(scores).all():
+        raise ValueError(f"the scores q Kᵀ overflow {dtype}: use smaller inputs or a wider float type")
+    weights = _softmax_in_place(scores)  # (g, r, n) every row sums to 1
+    out = weights @ V  # (g, r, n) @ (g, n, d_head) -> (g, r, d_head)
+    concat = out.reshape(n_heads * d_head)  # (g, r, d_head) -> (h·d_head,), query head order
+    return _apply_w_o(concat, W_o), weights.reshape(n_heads, -1)  # (d_out,), (h, n)
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def kv_cache_bytes(
+    n_layers: int, n_kv_heads: int, d_head: int, T: int, batch: int = 1, bytes_per_value: int = 2
+) -> int:
+    """Bytes of a full key/value cache: 2 (K and V) · layers · g · d_head · T · batch · bytes per number."""
+    values = [
+        _check_int(value, name, minimum=1)
+        for name, value in (("n_layers", n_layers), ("n_kv_heads", n_kv_heads), ("d_head", d_head),
+                            ("T", T), ("batch", batch), ("bytes_per_value", bytes_per_value))
+    ]
+    return 2 * math.prod(values)  # Python ints: exact at any size
