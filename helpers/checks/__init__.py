@@ -18,7 +18,9 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-__all__ = ["check_array", "check_array_any_shape", "exercise_check", "Verdict", "NOT_ANSWERED"]
+from helpers.attention import _as_numeric  # the package's one check of numeric arrays
+
+__all__ = ["check_array", "check_array_any_shape", "exercise_check", "input_array", "Verdict", "NOT_ANSWERED"]
 
 NOT_ANSWERED = "Not answered yet"
 
@@ -54,6 +56,20 @@ def _verdict(ok: bool, name: str, message: str) -> Verdict:
     return Verdict(ok)
 
 
+def input_array(x: object, name: str, ndim: int) -> np.ndarray:
+    """An exercise's input (not the student's answer) as a float array with ``ndim`` axes.
+
+    Raises TypeError/ValueError naming ``name`` (text, None, ragged lists, NaN, wrong number of axes):
+    a bad input is the caller's mistake, not a wrong answer, so the check stops with a message.
+    """
+    if x is None:
+        raise TypeError(f"{name} must be a {ndim}-D numeric array, got None")
+    arr = _as_numeric(x, name)  # TypeError for text and non-numbers, ValueError for ragged, empty, NaN, inf
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, got shape {arr.shape}")
+    return arr
+
+
 def check_array(
     answer: object,
     expected: object,
@@ -63,12 +79,15 @@ def check_array(
     hint: str = "",
     rtol: float = 1e-6,
     atol: float = 1e-8,
+    exp: bool = False,
 ) -> Verdict:
     """Compare ``answer`` with ``expected`` and print what is right or wrong about it.
 
     mistakes maps an explanation (e.g. "these are the unscaled scores: divide by √d_k")
     to the array that mistake produces; the first one the answer matches is reported.
-    Numbers match when ``np.allclose(answer, expected, rtol, atol)``.
+    Numbers match when ``np.allclose(answer, expected, rtol, atol)``. exp=True says the
+    exercise computes an exp (a softmax): only then does a NaN answer get the hint
+    that exp may have overflowed.
     """
     if answer is None or answer is Ellipsis:
         return _verdict(False, name, f"{NOT_ANSWERED}. {hint}".strip())
@@ -87,7 +106,11 @@ def check_array(
             extra = " The shape is the transpose of the right one: which axis holds the tokens?"
         return _verdict(False, name, f"your array has shape {got.shape}, expected {want.shape}.{extra} {hint}".rstrip())
     if np.isnan(got).any():
-        return _verdict(False, name, "your array contains NaN: did exp overflow? Subtract the row maximum first.")
+        if exp:
+            return _verdict(False, name, "your array contains NaN: did exp overflow? Subtract the row maximum first.")
+        return _verdict(False, name, "your array contains NaN (not a number): 0/0, inf − inf, the square root of a "
+                                     "negative number or a NaN in what you computed it from makes one; find the first "
+                                     "step that gives NaN.")
     if np.allclose(got, want, rtol=rtol, atol=atol):
         return _verdict(True, name, "correct.")
     for explanation, wrong in (mistakes or {}).items():
@@ -107,7 +130,7 @@ def check_array(
 
 
 def check_array_any_shape(answer: object, expected: np.ndarray, *, name: str, mistakes: Mapping[str, np.ndarray],
-                          hint: str) -> Verdict:
+                          hint: str, exp: bool = False) -> Verdict:
     """``check_array``, after first matching the mistakes whose shape differs from the right answer's."""
     if answer is not None and answer is not Ellipsis:
         try:
@@ -120,4 +143,4 @@ def check_array_any_shape(answer: object, expected: np.ndarray, *, name: str, mi
                     print(f"❌ {name}: {explanation}")
                     return Verdict(False)
     same_shape = {k: v for k, v in mistakes.items() if v.shape == expected.shape}
-    return check_array(answer, expected, name=name, mistakes=same_shape, hint=hint)
+    return check_array(answer, expected, name=name, mistakes=same_shape, hint=hint, exp=exp)
