@@ -91,6 +91,10 @@ def _ca(answer: object) -> object:
     )
 
 
+def _ca_exp(answer: object) -> object:
+    return check_array(answer, _A, name="w", hint="Hint: rows.", exp=True)  # an exercise that computes an exp
+
+
 def _ca_rect(answer: object) -> object:
     return check_array(answer, _A_RECT, name="out", hint="Hint: rows.")
 
@@ -105,7 +109,11 @@ CHECK_ARRAY = [
         "check_array/transposed-shape", _ca_rect, _A_RECT.T, "(4, 3)", "(3, 4)", "transpose of the right one"
     ),
     wrong("check_array/other-shape", _ca, _A[:2], "(2, 3)", "(3, 3)"),
-    wrong("check_array/nan", _ca, np.where(np.eye(3) > 0, np.nan, _A), "contains NaN", "row maximum"),
+    # the overflow hint only where the exercise computes an exp (exp=True); elsewhere the honest causes
+    wrong("check_array/nan-exp", _ca_exp, np.where(np.eye(3) > 0, np.nan, _A), "contains NaN", "did exp overflow",
+          "row maximum"),
+    wrong("check_array/nan-no-exp", _ca, np.where(np.eye(3) > 0, np.nan, _A), "contains NaN (not a number)",
+          "0/0, inf − inf"),
     wrong(
         "check_array/numbers-differ",
         _ca,
@@ -143,6 +151,7 @@ NB01 = [
     wrong("scores/divided-by-sqrt-T", nb01.check_scores, RAW1 / math.sqrt(3), "√T = √3", "X.shape[1] = 4"),
     wrong("scores/XtX", nb01.check_scores, X1.T @ X1 / 2, "Xᵀ X (4×4)", "features with features"),
     wrong("scores/shape-of-X", nb01.check_scores, X1 / 2, "(3, 4): that is the shape of X"),
+    right("weights/right", nb01.check_weights, W1),
     wrong("weights/axis-0", nb01.check_weights, sm_by_hand(S1, axis=0), "each COLUMN", "axis 0"),
     wrong("weights/transposed", nb01.check_weights, W1.T, "each COLUMN", "transposed"),
     wrong("weights/unscaled", nb01.check_weights, sm_by_hand(RAW1), "softmax of the unscaled scores"),
@@ -929,3 +938,75 @@ def test_checks_keep_their_name_and_docstring() -> None:
                 func = getattr(module, name)
                 assert func.__name__ == name
                 assert func.__doc__ and func.__doc__.strip(), f"{module.__name__}.{name} has no docstring"
+
+
+# ------------------------------------------------------- a NaN answer: the exp hint only where there is an exp
+
+# the exercises that compute an exp (a softmax or a log-sum-exp); only their NaN verdict may ask "did exp overflow?"
+EXP_CHECKS = {nb01.check_weights, nb01.check_output, nb01.check_text000_weights, nb02.check_weights,
+              nb02.check_output_query2, nb03.check_logsumexp, nb04.check_head_weights}
+_NO_NAN_ANSWER = {nb03.check_stable_softmax, nb03.check_largest_safe_x}  # a function; one number with its own verdict
+_FIRST_RIGHT = list({c.check: c for c in reversed(CASES) if c.marks and set(c.marks) == {"✅"}
+                     and c.check is not _ca and c.check not in _NO_NAN_ANSWER}.values())
+
+
+def _nan_like(answer: object) -> np.ndarray:
+    return np.full(np.shape(np.asarray(answer, dtype=float)), np.nan)
+
+
+def test_the_nan_table_covers_every_array_check() -> None:
+    covered = {c.check for c in _FIRST_RIGHT} | _NO_NAN_ANSWER
+    assert {c.check for c in CHECKS if c.check is not _ca} <= covered
+
+
+@pytest.mark.parametrize("case", _FIRST_RIGHT, ids=[c.id for c in _FIRST_RIGHT])
+def test_nan_answer_blames_exp_only_where_the_exercise_has_one(case: Case, capsys: pytest.CaptureFixture[str]) -> None:
+    answer = tuple(map(_nan_like, case.answer)) if case.check is qkv else _nan_like(case.answer)
+    verdict, out = run(case._replace(answer=answer), capsys)
+    assert not verdict and "contains NaN" in out, out
+    assert ("did exp overflow" in out) is (case.check in EXP_CHECKS), out
+
+
+# ------------------------------------------------- bad inputs (not answers): a clear error naming the argument
+
+BAD_INPUTS = [
+    # (check, args, error, phrases in the message)
+    (nb04.check_split_heads, (QS, 0), ValueError, ("n_heads must be at least 1, got 0",)),
+    (nb04.check_split_heads, (QS, -2), ValueError, ("n_heads must be at least 1, got -2",)),
+    (nb04.check_split_heads, (QS, 2.0), TypeError, ("n_heads must be an integer, got 2.0",)),
+    (nb04.check_split_heads, (QS, True), TypeError, ("n_heads must be an integer, got True",)),
+    (nb04.check_split_heads, (QS, "2"), TypeError, ("n_heads must be an integer, got '2'",)),
+    (nb04.check_split_heads, (QS, None), TypeError, ("n_heads must be an integer, got None",)),
+    (nb04.check_split_heads, (np.zeros((3, 4)), 3), ValueError,
+     ("n_heads = 3 does not divide the 4 columns of Q (shape (3, 4))", "[1, 2, 4]")),
+    (nb04.check_split_heads, ("abc", 2), TypeError, ("Q must be a numeric array, got a str",)),
+    (nb04.check_split_heads, (None, 2), TypeError, ("Q must be a 2-D numeric array, got None",)),
+    (nb04.check_split_heads, ([[1.0, 2.0], [3.0]], 2), ValueError, ("Q must be a rectangular numeric array",)),
+    (nb04.check_split_heads, (np.zeros(4), 2), ValueError, ("Q must be 2-D, got shape (4,)",)),
+    (nb04.check_merge_heads, ("abc",), TypeError, ("heads must be a numeric array, got a str",)),
+    (nb04.check_merge_heads, (np.zeros((2, 3)),), ValueError, ("heads must be 3-D, got shape (2, 3)",)),
+    (nb04.check_head_weights, ("abc", WQ, WK, 4), TypeError, ("X must be a numeric array, got a str",)),
+    (nb04.check_head_weights, (XM, "abc", WK, 4), TypeError, ("W_q must be a numeric array, got a str",)),
+    (nb04.check_head_weights, (XM, WQ, None, 4), TypeError, ("W_k must be a 2-D numeric array, got None",)),
+    (nb04.check_head_weights, (XM, WQ[:-1], WK, 4), ValueError,
+     (f"W_q has shape {WQ[:-1].shape} but X has {XM.shape[1]} features",)),
+    (nb04.check_head_weights, (XM, WQ, WK[:, :-1], 4), ValueError, ("queries and keys must have the same width",)),
+    (nb04.check_head_weights, (XM, WQ, WK, 0), ValueError, ("n_heads must be at least 1, got 0",)),
+    (nb04.check_head_weights, (XM, WQ, WK, 5), ValueError, (f"n_heads = 5 does not divide the {WQ.shape[1]} columns of W_q",)),
+    (nb04.check_output_projection, ("abc", WO), TypeError, ("heads must be a numeric array, got a str",)),
+    (nb04.check_output_projection, (HO, "abc"), TypeError, ("W_o must be a numeric array, got a str",)),
+    (nb04.check_output_projection, (HO, WO[:-1]), ValueError, (f"W_o has shape {WO[:-1].shape}",)),
+    (nb01.check_scores, ("abc",), TypeError, ("X must be a numeric array, got a str",)),
+    (nb01.check_weights, (None,), TypeError, ("X must be a 2-D numeric array, got None",)),
+    (nb01.check_output, ([1.0, 2.0, 3.0],), ValueError, ("X must be 2-D, got shape (3,)",)),
+    (nb01.check_most_attended, ([[1.0, 2.0], [3.0]],), ValueError, ("X must be a rectangular numeric array",)),
+]
+
+
+@pytest.mark.parametrize("check, args, error, phrases", BAD_INPUTS,
+                         ids=[f"{c.__module__.rsplit('.', 1)[-1]}.{c.__name__}-{i}" for i, (c, *_) in enumerate(BAD_INPUTS)])
+def test_a_bad_input_names_the_argument(check: Callable[..., object], args: tuple, error: type, phrases: tuple) -> None:
+    with pytest.raises(error) as info:
+        check(None, *args)
+    for phrase in phrases:
+        assert phrase in str(info.value)

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from helpers.attention import self_attention, softmax
-from helpers.checks import Verdict, _verdict, check_array, exercise_check
+from helpers.checks import Verdict, _verdict, check_array, exercise_check, input_array
 from helpers.examples import T000_F1_X
 
 __all__ = [
@@ -36,7 +36,7 @@ EXERCISE_X = np.array(
 
 def _parts(X: np.ndarray) -> dict[str, np.ndarray]:
     """The right scores/weights/output for X and the arrays the usual mistakes produce."""
-    X = np.asarray(X, dtype=float)  # (T, d)
+    X = input_array(X, "X", 2)  # (T, d) or a TypeError/ValueError naming X
     T, d = X.shape
     raw = X @ X.T  # (T, d) @ (d, T) -> (T, T) dot product of every pair of tokens
     scores = raw / math.sqrt(d)  # (T, T)
@@ -129,6 +129,7 @@ def check_weights(answer: object, X: object = EXERCISE_X) -> Verdict:
         p["weights"],
         name=name,
         hint=_WEIGHTS_HINT,
+        exp=True,
         mistakes={
             "each COLUMN of your array sums to 1: the softmax ran over axis 0 (the queries), or you "
             "transposed the answer. Each ROW (one query) must sum to 1: softmax(scores, axis=-1).": p[
@@ -171,6 +172,7 @@ def check_output(answer: object, X: object = EXERCISE_X) -> Verdict:
         p["output"],
         name=name,
         hint=_OUTPUT_HINT,
+        exp=True,
         mistakes={
             "your weights ran over axis 0 (each column summed to 1), or you used weights.T: "
             "each query's ROW of weights must sum to 1 (softmax over axis=-1).": p["weights_axis0"] @ X_,
@@ -225,6 +227,7 @@ def check_text000_weights(answer: object) -> Verdict:
         name=name,
         hint="Hint: a softmax row is unchanged if you subtract the same number from all its scores; "
         "which number keeps every exponent ≤ 0?",
+        exp=True,
         mistakes={
             "each COLUMN of your array sums to 1: the softmax ran over axis 0 (the queries), or you "
             "transposed the answer. Each ROW must sum to 1.": p["weights_axis0"],

@@ -128,7 +128,8 @@ def check_weights(answer: object) -> Verdict:
         places = f"{d} decimal" + ("" if d == 1 else "s")
         mistakes[f"these are the right attention weights rounded to {places} ({_ROUNDING})."] = r
     hint = "Hint: which axis of your scaled scores runs over the keys?"
-    return check_array(answer, w["right"], name="Exercise 3, attention weights", mistakes=mistakes, hint=hint)
+    return check_array(answer, w["right"], name="Exercise 3, attention weights", mistakes=mistakes, hint=hint,
+                       exp=True)
 
 
 @exercise_check
@@ -165,4 +166,4 @@ def check_output_query2(answer: object) -> Verdict:
         places = f"{d} decimal" + ("" if d == 1 else "s")
         mistakes[f"the attention weights were rounded to {places} before multiplying ({_ROUNDING})."] = (r @ V)[i]
     hint = "Hint: which row of your attention weights belongs to query 2 (NumPy counts from 0), and what does it mix?"
-    return check_array(answer, right[i], name=name, mistakes=mistakes, hint=hint)
+    return check_array(answer, right[i], name=name, mistakes=mistakes, hint=hint, exp=True)

@@ -239,4 +239,5 @@ def check_logsumexp(answer: object) -> Verdict:
                 logsumexp(examples.T001_SCORES_QUERY1),
         },
         hint="Hint: which factor e^c can you take out of the sum so that no exponent is positive? (the deep dive on log-sum-exp)",
+        exp=True,
     )

@@ -14,8 +14,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from helpers.attention import merge_heads, scaled_dot_product_attention, split_heads
-from helpers.checks import Verdict, check_array_any_shape, exercise_check
+from helpers.attention import (
+    _check_int,
+    _check_qk_width,
+    _check_weight,
+    merge_heads,
+    scaled_dot_product_attention,
+    split_heads,
+)
+from helpers.checks import Verdict, check_array_any_shape, exercise_check, input_array
 
 __all__ = ["check_split_heads", "check_merge_heads", "check_head_weights", "check_output_projection"]
 
@@ -23,11 +30,17 @@ __all__ = ["check_split_heads", "check_merge_heads", "check_head_weights", "chec
 _check = check_array_any_shape
 
 
-def _as_float(x: object, name: str, ndim: int) -> np.ndarray:
-    arr = np.asarray(x, dtype=float)
-    if arr.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-D, got shape {arr.shape}")
-    return arr
+_as_float = input_array  # the notebook's inputs: a TypeError/ValueError naming the argument if they are not arrays
+
+
+def _check_heads(n_heads: object, name: str, shape: tuple[int, ...]) -> int:
+    """n_heads as an int >= 1 that divides the last axis of ``name`` (shape ``shape``), or a ValueError/TypeError."""
+    h = _check_int(n_heads, "n_heads", minimum=1)
+    if shape[-1] % h:
+        raise ValueError(f"n_heads = {h} does not divide the {shape[-1]} columns of {name} (shape {shape}): "
+                         f"each head gets d_model / n_heads columns; choose n_heads among "
+                         f"{[k for k in range(1, shape[-1] + 1) if shape[-1] % k == 0]}")
+    return h
 
 
 @exercise_check
@@ -35,7 +48,7 @@ def check_split_heads(answer: object, Q: object, n_heads: int) -> Verdict:
     """Exercise 1: Q (T, d_model) split into n_heads heads -> (h, T, d_head)."""
     Q = _as_float(Q, "Q", 2)
     T, d_model = Q.shape
-    h = n_heads
+    h = _check_heads(n_heads, "Q", Q.shape)
     d_head = d_model // h
     expected = split_heads(Q, h)  # (h, T, d_head)
     if T == h:  # (h, T, d_head) and (T, h, d_head) are then the same reshape: one message for both
@@ -92,8 +105,12 @@ def check_merge_heads(answer: object, heads: object) -> Verdict:
 def check_head_weights(answer: object, X: object, W_q: object, W_k: object, n_heads: int) -> Verdict:
     """Exercise 3: the attention weights of every head (h, T, T), scaled by 1/√d_head."""
     X = _as_float(X, "X", 2)
-    Qh = split_heads(X @ np.asarray(W_q, dtype=float), n_heads)  # (T, d_model) -> (h, T, d_head)
-    Kh = split_heads(X @ np.asarray(W_k, dtype=float), n_heads)  # (T, d_model) -> (h, T, d_head)
+    W_q = _check_weight(_as_float(W_q, "W_q", 2), "W_q", X.shape[1], X.shape)  # (d_in, d_model)
+    W_k = _check_weight(_as_float(W_k, "W_k", 2), "W_k", X.shape[1], X.shape)  # (d_in, d_model)
+    _check_qk_width(W_q.shape, W_k.shape)
+    n_heads = _check_heads(n_heads, "W_q", W_q.shape)
+    Qh = split_heads(X @ W_q, n_heads)  # (T, d_model) -> (h, T, d_head)
+    Kh = split_heads(X @ W_k, n_heads)  # (T, d_model) -> (h, T, d_head)
     h, T, d_head = Qh.shape
     d_model = h * d_head
 
@@ -115,7 +132,7 @@ def check_head_weights(answer: object, X: object, W_q: object, W_k: object, n_he
     }
     hint = ("Hint: a head only ever sees its own block of columns. How wide are the vectors it compares, "
             "and along which axis do one query's attention weights run?")
-    return _check(answer, expected, name="per-head attention weights", mistakes=mistakes, hint=hint)
+    return _check(answer, expected, name="per-head attention weights", mistakes=mistakes, hint=hint, exp=True)
 
 
 @exercise_check

@@ -71,7 +71,8 @@ def check_shuffled_weights(answer: object) -> Verdict:
         "its word.": w,
     }
     hint = "Hint: row t of the shuffled sentence is token perm[t]. Which rows AND which columns move?"
-    return check_array(answer, right, name="Exercise 1, shuffled weights", mistakes=mistakes, hint=hint)
+    return check_array(answer, right, name="Exercise 1, shuffled weights", mistakes=mistakes, hint=hint,
+                       exp=True)
 
 
 # --------------------------------------------------------------------------- exercise 2
@@ -147,7 +148,7 @@ def check_dog_row(answer: object) -> Verdict:
             self_attention(concat)[0][_DOG],
     }
     hint = "Hint: build X + PE for \"man bites dog\" (PE from the formula, positions 0, 1, 2), attend, take dog's row."
-    return _check(answer, right, name="Exercise 3, output of \"dog\"", mistakes=mistakes, hint=hint)
+    return _check(answer, right, name="Exercise 3, output of \"dog\"", mistakes=mistakes, hint=hint, exp=True)
 
 
 # --------------------------------------------------------------------------- exercise 4

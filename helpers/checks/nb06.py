@@ -107,7 +107,7 @@ def _check_mask(answer: object, right: np.ndarray, *, name: str, mistakes: Mappi
 
 
 def _pre_shape(answer: object, expected: np.ndarray, *, name: str, mistakes: Mapping[str, np.ndarray],
-               hint: str) -> Verdict:
+               hint: str, exp: bool = False) -> Verdict:
     """check_array, after first matching the mistakes whose shape differs from the right answer's."""
     got = None
     if answer is not None and answer is not Ellipsis:
@@ -120,7 +120,7 @@ def _pre_shape(answer: object, expected: np.ndarray, *, name: str, mistakes: Map
                 if wrong.shape != expected.shape and got.shape == wrong.shape and np.allclose(got, wrong):
                     return _say(False, name, explanation)
     same_shape = {k: v for k, v in mistakes.items() if v.shape == expected.shape}
-    return check_array(answer, expected, name=name, mistakes=same_shape, hint=hint)
+    return check_array(answer, expected, name=name, mistakes=same_shape, hint=hint, exp=exp)
 
 
 # --------------------------------------------------------------------------- exercise 1
@@ -198,7 +198,7 @@ def check_masked_row(answer: object) -> Verdict:
         "you dropped the hidden key: keep all 4 entries, with weight 0 for key 3 (index 2).": softmax(s[keep]),
     }
     hint = "Hint: which score makes e^score exactly 0? Give it to the hidden key, then take the softmax of the row."
-    return _pre_shape(answer, right, name="Exercise 3, masked row", mistakes=mistakes, hint=hint)
+    return _pre_shape(answer, right, name="Exercise 3, masked row", mistakes=mistakes, hint=hint, exp=True)
 
 
 # --------------------------------------------------------------------------- exercise 4
@@ -248,4 +248,5 @@ def check_cross_weights(answer: object) -> Verdict:
     }
     hint = (f"Hint: Q from the target ({T_q} rows) with W_q, K from the source ({T_k} rows) with W_k; "
             "then softmax(Q Kᵀ/√d_k) over the keys.")
-    return _pre_shape(answer, right, name="Exercise 4, cross-attention weights", mistakes=mistakes, hint=hint)
+    return _pre_shape(answer, right, name="Exercise 4, cross-attention weights", mistakes=mistakes, hint=hint,
+                      exp=True)

@@ -85,15 +85,19 @@ def _describe(got: object) -> str:
 
 
 def _check_number(answer: object, right: float, *, name: str, mistakes: dict[str, float], hint: str,
-                  rtol: float = 1e-6) -> Verdict:
-    """Compare one number; name a recognised slip, else say it is not right without revealing the answer."""
+                  rtol: float = 1e-6, exp: bool = False) -> Verdict:
+    """Compare one number; name a recognised slip, else say it is not right without revealing the answer.
+
+    exp=True: the exercise computes an exp, so a NaN may come from an overflow (and says so).
+    """
     got = _number(answer)
     if got is None or got is Ellipsis:
         return _verdict(False, name, f"{NOT_ANSWERED}. {hint}")
     if not isinstance(got, float):
         return _verdict(False, name, f"expected one number, got {_describe(got)}. {hint}")
     if math.isnan(got):
-        return _verdict(False, name, f"your answer is NaN: did exp overflow, or 0/0? {hint}")
+        cause = "did exp overflow, or 0/0?" if exp else "0/0 or inf − inf makes one."
+        return _verdict(False, name, f"your answer is NaN: {cause} {hint}")
     if math.isclose(got, right, rel_tol=rtol, abs_tol=1e-12):
         return _verdict(True, name, "correct.")
     for explanation, wrong in mistakes.items():
@@ -114,7 +118,7 @@ def check_online_update(m_new: object, l_new: object) -> Verdict:
     block_new = float(np.exp(EX_BLOCK - m).sum())  # the block's terms under the new max
     block_old = float(np.exp(EX_BLOCK - m0).sum())  # ... under the old one
     ok_m = _check_number(m_new, m, name="Exercise 1, new running max", hint="Hint: the largest score seen so far.",
-                         mistakes={
+                         exp=True, mistakes={
         f"this is the old max {m0:g}: the block holds a larger score, so the running max grows.": m0,
         "you added the two maxima; the running max is the larger of the two: max(m_old, max(block)).":
             m0 + float(EX_BLOCK.max()),
@@ -123,7 +127,7 @@ def check_online_update(m_new: object, l_new: object) -> Verdict:
     })
     ok_l = _check_number(l_new, l, name="Exercise 1, new running sum",
                          hint="Hint: the old sum was made with exp(x − m_old); what turns exp(x − m_old) into "
-                              "exp(x − m_new)?", mistakes={
+                              "exp(x − m_new)?", exp=True, mistakes={
         "the rescale factor is upside down: exp(m_new − m_old) makes the old terms larger; "
         "multiply the old sum by exp(m_old − m_new), which is below 1 when the max grows.":
             l0 * math.exp(m - m0) + block_new,
@@ -157,13 +161,13 @@ def check_merge(m: object, l: object, o: object) -> Verdict:
     up_m, up_l, up_o = _merge(a, b, swap=True)
     fa, fb = math.exp(a["m"] - right_m), math.exp(b["m"] - right_m)
     ok_m = _check_number(m, right_m, name="Exercise 2, m", hint="Hint: the max over all the keys of the row.",
-                         mistakes={
+                         exp=True, mistakes={
         "this is the smaller max; the row's max is the larger of the two.": min(a["m"], b["m"]),
         "you added the maxima; the row's max is max(m_A, m_B).": a["m"] + b["m"],
         "this is the mean of the maxima; the row's max is max(m_A, m_B).": (a["m"] + b["m"]) / 2,
     })
     ok_l = _check_number(l, right_l, name="Exercise 2, l",
-                         hint="Hint: bring both sums to the common max m first.", mistakes={
+                         hint="Hint: bring both sums to the common max m first.", exp=True, mistakes={
         "you added the sums as they are: each was made with its own max; multiply ℓ_A by exp(m_A − m) "
         "and ℓ_B by exp(m_B − m) first.": a["l"] + b["l"],
         "the rescale factors are upside down: exp(m − m_i) is at least 1; use exp(m_i − m).": up_l,
@@ -182,7 +186,7 @@ def check_merge(m: object, l: object, o: object) -> Verdict:
         "you divided by ℓ_A + ℓ_B; divide by the rescaled sum ℓ = exp(m_A − m)·ℓ_A + exp(m_B − m)·ℓ_B.":
             (fa * a["l"] * a["o"] + fb * b["l"] * b["o"]) / (a["l"] + b["l"]),
     }
-    ok_o = check_array(o, right_o, name="Exercise 2, o", mistakes=o_mistakes,
+    ok_o = check_array(o, right_o, name="Exercise 2, o", mistakes=o_mistakes, exp=True,
                        hint="Hint: o_i = acc_i / ℓ_i, so acc_i = ℓ_i · o_i; rescale each acc to the common max.")
     return bool(ok_m) and bool(ok_l) and bool(ok_o)
 
