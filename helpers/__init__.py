@@ -28,6 +28,12 @@ from helpers.attention import (
 )
 from helpers.backward import attention_backward, softmax_backward, softmax_jacobian
 from helpers.generation import KVCache, decode_step, grouped_query_attention, kv_cache_bytes
+from helpers.longcontext import (
+    latent_attention,
+    linear_attention,
+    linear_attention_recurrent,
+    sliding_window_mask,
+)
 from helpers.positions import rotary, sinusoidal_positions
 
 __all__ = [
@@ -38,6 +44,9 @@ __all__ = [
     "decode_step",
     "grouped_query_attention",
     "kv_cache_bytes",
+    "latent_attention",
+    "linear_attention",
+    "linear_attention_recurrent",
     "merge_heads",
     "multi_head_attention",
     "naive_softmax",
@@ -48,6 +57,7 @@ __all__ = [
     "scaled_dot_product_attention",
     "self_attention",
     "single_head_attention",
+    "sliding_window_mask",
     "sinusoidal_positions",
     "softmax",
     "softmax_backward",
