@@ -32,7 +32,15 @@ from helpers.attention import (
     tiled_attention_steps,
     xavier_normal,
 )
-from helpers.controls import MatrixSliders, MatrixToggles, check_matrix, checkbox, choice, scalar_slider
+from helpers.controls import (
+    MatrixSliders,
+    MatrixToggles,
+    check_matrix,
+    check_range,
+    checkbox,
+    choice,
+    scalar_slider,
+)
 from helpers.explorer import Explorer, Shown
 from helpers.panels import Panel, View, step_panels
 from helpers.positions import learned_positions, rotary, sinusoidal_positions
@@ -265,8 +273,7 @@ class MultiheadExplorer(Explorer):
             raise ValueError(f"d_model must be at most 8 here (one slider per entry), got {d_model}")
         self.options = [h for h in range(1, self.d_model + 1) if self.d_model % h == 0]
         _int(seed, "seed", 0)
-        if isinstance(step, bool) or not isinstance(step, numbers.Real) or not 0 < step <= max - min:
-            raise ValueError(f"step must be a number > 0 and at most max - min = {max - min}, got {step!r}")
+        check_range(min, max, step, "the sliders of W_q, W_k, W_v")  # min and max first: then step
         n_heads = self.options[min_(1, len(self.options) - 1)] if n_heads is None else n_heads
         if n_heads not in self.options:
             raise ValueError(f"n_heads must divide d_model {d_model}: choose one of {self.options}, got {n_heads!r}")
