@@ -30,6 +30,7 @@ __all__ = [
     "checkbox",
     "mark_control",
     "check_matrix",
+    "check_range",
 ]
 
 
@@ -37,6 +38,26 @@ def _check_name(name: object, what: str = "name") -> str:
     if not isinstance(name, str) or not name or any(c.isspace() for c in name):
         raise TypeError(f"{what} must be a non-empty string without spaces (it becomes a CSS class), got {name!r}")
     return name
+
+
+def check_range(min: object, max: object, step: object, what: str, *, allow_equal: bool = False) -> None:
+    """Check a slider range: min, max and step finite numbers, min < max (or <=), 0 < step <= max - min.
+
+    Each argument is blamed by its own name, min and max before step (a step cannot fit a reversed range).
+    """
+    for arg, v in (("min", min), ("max", max), ("step", step)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise TypeError(f"{arg} of {what} must be a number, got {v!r} ({type(v).__name__})")
+        if not np.isfinite(v):
+            raise ValueError(f"{arg} of {what} must be a finite number, got {v!r}")
+    if min > max or (min == max and not allow_equal):
+        need = "at most" if allow_equal else "smaller than"
+        swapped = " (are they swapped?)" if min > max else ""
+        raise ValueError(f"min of {what} must be {need} max, got min={min} and max={max}{swapped}")
+    if not step > 0:
+        raise ValueError(f"step of {what} must be > 0, got {step}")
+    if max > min and step > max - min:
+        raise ValueError(f"step of {what} must be at most max - min = {max - min}, got {step}")
 
 
 def mark_control(widget: W.DOMWidget, name: str) -> W.DOMWidget:
@@ -60,11 +81,9 @@ def scalar_slider(
 ) -> W.IntSlider | W.FloatSlider:
     """A slider for one number with the classes ``attn-slider attn-slider--<name>``."""
     _check_name(name)
-    for arg, v in (("value", value), ("min", min), ("max", max), ("step", step)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v):
-            raise TypeError(f"{arg} of the slider {name!r} must be a finite number, got {v!r}")
-    if not min <= max or not step > 0:
-        raise ValueError(f"the slider {name!r} needs min <= max and step > 0, got min={min}, max={max}, step={step}")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+        raise TypeError(f"value of the slider {name!r} must be a finite number, got {value!r}")
+    check_range(min, max, step, f"the slider {name!r}", allow_equal=True)
     if not min <= value <= max:
         raise ValueError(f"the slider {name!r} starts at {value}, outside its range [{min}, {max}]")
     if integer and any(v != int(v) for v in (value, min, max, step)):
@@ -131,21 +150,19 @@ class MatrixSliders:
         self.integer = bool(integer)
         if self.integer and not np.array_equal(arr, np.round(arr)):
             raise ValueError(f"integer=True but the matrix for {name} has non-integer entries")
-        lo = float(np.floor(arr.min())) if min is None else float(min)
-        hi = float(np.ceil(arr.max())) if max is None else float(max)
+        lo = float(np.floor(arr.min())) if min is None else min
+        hi = float(np.ceil(arr.max())) if max is None else max
         if min is None:
             lo = lo if lo < -3 else -3.0 if not self.integer else -5.0
         if max is None:
             hi = hi if hi > 3 else 3.0 if not self.integer else 5.0
-        if not lo < hi:
-            raise ValueError(f"min must be smaller than max for {name}, got min={lo}, max={hi}")
+        step = (1 if self.integer else 0.1) if step is None else step
+        check_range(lo, hi, step, f"the sliders of {name}")
+        lo, hi = float(lo), float(hi)
         if arr.min() < lo or arr.max() > hi:
             raise ValueError(
                 f"matrix for {name} has entries from {arr.min()} to {arr.max()}, outside the slider range [{lo}, {hi}]"
             )
-        step = (1 if self.integer else 0.1) if step is None else step
-        if isinstance(step, bool) or not isinstance(step, numbers.Real) or not step > 0:
-            raise ValueError(f"step must be a number > 0 for {name}, got {step!r}")
         self.shape = arr.shape
         self.slider_width = slider_width
         self._dtype = np.int64 if self.integer else np.float64

@@ -290,8 +290,12 @@ def test_cell_texts_are_escaped():
     ("kwargs", "error", "words"),
     [
         ({"value": 5, "min": 0, "max": 3}, ValueError, "starts at 5, outside its range"),
-        ({"value": 0, "min": 3, "max": 0}, ValueError, "needs min <= max"),
-        ({"value": 0, "min": 0, "max": 3, "step": 0}, ValueError, "step > 0"),
+        ({"value": 0, "min": 3, "max": 0}, ValueError,
+         r"min of the slider 's' must be at most max, got min=3 and max=0 \(are they swapped\?\)"),
+        ({"value": 0, "min": 0, "max": 3, "step": 0}, ValueError, "step of the slider 's' must be > 0, got 0"),
+        ({"value": 0, "min": 0, "max": 3, "step": 5}, ValueError, "step of the slider 's' must be at most max - min = 3"),
+        ({"value": 0, "min": "0", "max": 3}, TypeError, "min of the slider 's' must be a number, got '0'"),
+        ({"value": 0, "min": 0, "max": float("inf")}, ValueError, "max of the slider 's' must be a finite number"),
         ({"value": "a", "min": 0, "max": 3}, TypeError, "value of the slider 's' must be a finite number"),
         ({"value": 0.5, "min": 0, "max": 3, "integer": True}, ValueError, "whole numbers"),
     ],
@@ -299,6 +303,31 @@ def test_cell_texts_are_escaped():
 def test_scalar_slider_refuses_what_ipywidgets_would_silently_clamp(kwargs, error, words):
     with pytest.raises(error, match=words):
         scalar_slider("s", **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "words"),
+    [
+        # the range is checked where every slider grid is built (controls.check_range): min/max before step
+        (lambda: MatrixSliders("W", np.zeros((2, 2)), min=3, max=-3), ValueError,
+         r"min of the sliders of W must be smaller than max, got min=3 and max=-3 \(are they swapped\?\)"),
+        (lambda: MatrixSliders("W", np.zeros((2, 2)), min=1, max=1), ValueError,
+         "min of the sliders of W must be smaller than max, got min=1 and max=1$"),
+        (lambda: MatrixSliders("W", np.zeros((2, 2)), min="a"), TypeError, "min of the sliders of W must be a number"),
+        (lambda: MatrixSliders("W", np.zeros((2, 2)), step=-1), ValueError, "step of the sliders of W must be > 0"),
+        (lambda: X.multihead_explorer(np.eye(3, 4), 4, min=3, max=-3), ValueError,
+         r"min of the sliders of W_q, W_k, W_v must be smaller than max, got min=3 and max=-3"),
+        (lambda: X.multihead_explorer(np.eye(3, 4), 4, step=10), ValueError,
+         r"step of the sliders of W_q, W_k, W_v must be at most max - min = 4.0, got 10"),
+        (lambda: X.qkv_explorer(E.T001_X, E.T001_WQ, E.T001_WK, E.T001_WV, min=2, max=-2), ValueError,
+         "min of the sliders of W_q must be smaller than max"),
+        (lambda: X.no_weights_explorer(S.embeddings(), S.TOKENS, min=None, max=None, step=True), TypeError,
+         "step of the sliders of X must be a number, got True"),
+    ],
+)
+def test_a_slider_range_blames_the_argument_that_is_wrong(make, error, words):
+    with pytest.raises(error, match=words):
+        make()
 
 
 def test_set_with_a_refused_value_leaves_the_view_in_step_with_the_controls():
