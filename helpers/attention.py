@@ -48,6 +48,11 @@ __all__ = [
 
 _FLOATS = (np.float16, np.float32, np.float64)
 
+# Limits on what one call may allocate, so that a typo (10**6 for 10**2) ends in a message, not a MemoryError
+# or a frozen kernel. Far above the notebooks: notebook 08 measures attention up to T = 4,096.
+MAX_T = 32_768  # causal_mask / padding_mask: a (T, T) boolean mask of 1 GiB
+MAX_BYTES = 2**30  # xavier_normal: one float64 matrix of at most 1 GiB
+
 
 # --------------------------------------------------------------------------- checks
 
@@ -91,6 +96,27 @@ def _as_numeric(x: object, name: str, *, min_ndim: int = 0, finite: str = "all")
             kind = "an infinite value" if finite == "all" else "+inf"
             raise ValueError(f"{name} contains {kind} (first at index {where}, shape {arr.shape})")
     return arr
+
+
+def _size(n_bytes: int) -> str:
+    """n_bytes in words: '1.5 GiB'."""
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n_bytes >= size:
+            return f"{n_bytes / size:.3g} {unit}"
+    return f"{n_bytes} bytes"
+
+
+def _check_T(T: object, func: str, what: str, itemsize: int) -> int:
+    """T as an int from 1 to MAX_T; above, a ValueError naming T and the bytes of ``what`` (T², itemsize each)."""
+    T = _check_int(T, "T", minimum=1)
+    if T > MAX_T:
+        n_bytes = T * T * itemsize
+        limit = "(a 1 GiB boolean mask)" if func == "causal_mask" else "as causal_mask does"
+        raise ValueError(
+            f"T = {T:,} is too large: {what} would take {n_bytes:,} bytes ({_size(n_bytes)}); {func} accepts T up to "
+            f"{MAX_T:,} {limit}, so that a typo cannot exhaust the memory"
+        )
+    return T
 
 
 def _check_int(value: object, name: str, *, minimum: int) -> int:
@@ -605,8 +631,8 @@ def multi_head_attention(
 
 def causal_mask(T: int) -> np.ndarray:
     """Boolean (T, T) mask, True on and below the diagonal: token i may attend to tokens 0..i."""
-    T = _check_int(T, "T", minimum=1)
-    return np.tril(np.ones((T, T), dtype=bool))  # (T, T)
+    T = _check_T(T, "causal_mask", "the (T, T) boolean mask", 1)
+    return np.arange(T)[:, None] >= np.arange(T)  # (T, 1) >= (T,) -> (T, T) key j <= query i
 
 
 def padding_mask(lengths: object, T: int) -> np.ndarray:
@@ -615,7 +641,7 @@ def padding_mask(lengths: object, T: int) -> np.ndarray:
     For scores with a head axis (B, h, T_q, T_k), add one: ``padding_mask(...)[:, None]``
     (multi_head_attention does that itself).
     """
-    T = _check_int(T, "T", minimum=1)
+    T = _check_T(T, "padding_mask", "the (T, T) float64 attention weights it masks", 8)
     if isinstance(lengths, (str, bytes)):
         raise TypeError(f"lengths must be a 1-D sequence of integers, got a {type(lengths).__name__}")
     try:
@@ -648,6 +674,12 @@ def xavier_normal(n_in: int, n_out: int, rng: np.random.Generator) -> np.ndarray
     """Weights (n_in, n_out) drawn from N(0, std²) with std = sqrt(2 / (n_in + n_out))."""
     n_in = _check_int(n_in, "n_in", minimum=1)
     n_out = _check_int(n_out, "n_out", minimum=1)
+    if n_in * n_out * 8 > MAX_BYTES:
+        raise ValueError(
+            f"n_in = {n_in:,} and n_out = {n_out:,} are too large: the (n_in, n_out) float64 matrix would take "
+            f"{n_in * n_out * 8:,} bytes ({_size(n_in * n_out * 8)}); xavier_normal makes matrices of at most "
+            f"{MAX_BYTES // 8:,} numbers (1 GiB), so that a typo cannot exhaust the memory"
+        )
     if not isinstance(rng, np.random.Generator):
         raise TypeError(
             f"rng must be a numpy Generator, e.g. np.random.default_rng(0), got {type(rng).__name__}"

@@ -1044,6 +1044,14 @@ def test_mha_mask_not_bool():
 # ============================================================================== causal_mask
 
 
+def test_causal_mask_largest_T_is_far_above_the_notebooks():
+    from helpers.attention import MAX_T
+
+    assert MAX_T == 32_768 >= 8 * 4096  # notebook 08 measures attention up to T = 4,096
+    m = causal_mask(2048)  # (T, T), the same as np.tril of ones
+    np.testing.assert_array_equal(m, np.tril(np.ones((2048, 2048), dtype=bool)))
+
+
 def test_causal_mask_values():
     m = causal_mask(4)
     assert m.dtype == bool
@@ -1070,6 +1078,11 @@ def test_causal_mask_values():
         (2.0, TypeError, ("T must be an integer", "2.0")),
         ("3", TypeError, ("T must be an integer", "'3'")),
         (True, TypeError, ("T must be an integer", "True")),
+        (None, TypeError, ("T must be an integer", "None")),
+        # a typo must not end in a raw MemoryError: the limit and the bytes it would have taken
+        (10**6, ValueError, ("T = 1,000,000 is too large", "(T, T) boolean mask would take 1,000,000,000,000 bytes",
+                             "(931 GiB)", "causal_mask accepts T up to 32,768")),
+        (32_769, ValueError, ("T = 32,769 is too large", "1,073,807,361 bytes")),
     ],
 )
 def test_causal_mask_bad_T(T, exc, words):
@@ -1136,6 +1149,10 @@ def test_xavier_bad_rng(rng_arg, type_name):
         (3, -1, ValueError, ("n_out must be at least 1", "got -1")),
         (3.0, 2, TypeError, ("n_in must be an integer", "3.0")),
         (3, "2", TypeError, ("n_out must be an integer", "'2'")),
+        (None, 2, TypeError, ("n_in must be an integer", "None")),
+        (10**6, 10**6, ValueError, ("n_in = 1,000,000 and n_out = 1,000,000 are too large",
+                                    "would take 8,000,000,000,000 bytes (7.28 TiB)", "at most 134,217,728 numbers")),
+        (2**27 + 1, 1, ValueError, ("n_in = 134,217,729 and n_out = 1 are too large",)),
     ],
 )
 def test_xavier_bad_sizes(n_in, n_out, exc, words):

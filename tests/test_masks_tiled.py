@@ -120,6 +120,9 @@ def test_padding_mask_broadcasts_like_a_key_padding_mask(rng):
         ([1], 2.0, TypeError, ("T must be an integer", "2.0")),
         ([1], True, TypeError, ("T must be an integer", "True")),
         ([1], "4", TypeError, ("T must be an integer", "'4'")),
+        ([1], None, TypeError, ("T must be an integer", "None")),
+        ([1], 10**6, ValueError, ("T = 1,000,000 is too large", "(T, T) float64 attention weights it masks would take "
+                                  "8,000,000,000,000 bytes (7.28 TiB)", "padding_mask accepts T up to 32,768")),
     ],
 )
 def test_padding_mask_bad_input(lengths, T, exc, words):
