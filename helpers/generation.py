@@ -34,7 +34,16 @@ from helpers.attention import (
     project_qkv,
 )
 
-__all__ = ["grouped_query_attention", "KVCache", "decode_step", "kv_cache_bytes"]
+__all__ = [
+    "grouped_query_attention",
+    "KVCache",
+    "decode_step",
+    "kv_cache_bytes",
+    "mean_pool_kv_heads",
+    "step_flops",
+    "attention_parameters",
+    "MODELS",
+]
 
 
 # --------------------------------------------------------------------------- checks
@@ -315,3 +324,86 @@ def kv_cache_bytes(
                             ("T", T), ("batch", batch), ("bytes_per_value", bytes_per_value))
     ]
     return 2 * math.prod(values)  # Python ints: exact at any size
+
+
+def step_flops(t: int, d_in: int, n_heads: int, n_kv_heads: int, d_head: int, *, cache: bool) -> int:
+    """Floating-point operations of one attention layer (no W_o) to produce the output of token t.
+
+    A multiplication and an addition count as one operation each, so a (m, n) @ (n, p) product costs
+    2·m·n·p. With the cache: project one token, 2·d_in·(h + 2g)·d_head, then its query meets t keys
+    and t values, 4·h·t·d_head. Without it: project all t tokens, 2·t·d_in·(h + 2g)·d_head, then the
+    whole (t, t) attention of every head, 4·h·t²·d_head (the row of token t is the only new one).
+    """
+    n_heads, n_kv_heads = _check_heads(n_heads, n_kv_heads)
+    t = _check_int(t, "t", minimum=1)
+    d_in = _check_int(d_in, "d_in", minimum=1)
+    d_head = _check_int(d_head, "d_head", minimum=1)
+    if not isinstance(cache, (bool, np.bool_)):
+        raise TypeError(f"cache must be True or False, got {cache!r}")
+    rows = 1 if cache else t  # tokens projected at this step
+    projections = 2 * rows * d_in * (n_heads + 2 * n_kv_heads) * d_head  # q for h heads, k and v for g heads
+    attention = 4 * n_heads * rows * t * d_head  # scores q·k and weights·v: 2·rows·t·d_head each, per head
+    return projections + attention
+
+
+def attention_parameters(d_model: int, n_heads: int, n_kv_heads: int, d_head: int) -> int:
+    """Numbers in W_q (d_model, h·d_head), W_k and W_v (d_model, g·d_head) and W_o (h·d_head, d_model); no biases."""
+    n_heads, n_kv_heads = _check_heads(n_heads, n_kv_heads)
+    d_model = _check_int(d_model, "d_model", minimum=1)
+    d_head = _check_int(d_head, "d_head", minimum=1)
+    return 2 * d_model * n_heads * d_head + 2 * d_model * n_kv_heads * d_head  # W_q and W_o, then W_k and W_v
+
+
+def mean_pool_kv_heads(W: object, n_heads: int, n_kv_heads: int) -> np.ndarray:
+    """W_k or W_v of h heads (d_in, h·d_head) -> (d_in, g·d_head): each group's heads averaged.
+
+    Ainslie et al. (2023, section 2.1) turn a multi-head checkpoint into a grouped-query one this way
+    ("mean-pooled"), then train a little more. Group j holds query heads j·r … (j+1)·r − 1, r = h // g.
+    """
+    n_heads, n_kv_heads = _check_heads(n_heads, n_kv_heads)
+    W = _as_numeric(W, "W")
+    if W.ndim != 2 or W.shape[1] % n_heads:
+        raise ValueError(
+            f"W has shape {W.shape}: it needs 2 dimensions and a number of columns divisible by n_heads = {n_heads}"
+        )
+    d_in, d_head = W.shape[0], W.shape[1] // n_heads
+    groups = W.reshape(d_in, n_kv_heads, n_heads // n_kv_heads, d_head)  # (d_in, h·d_head) -> (d_in, g, r, d_head)
+    return groups.mean(axis=2).reshape(d_in, n_kv_heads * d_head)  # (d_in, g, d_head) -> (d_in, g·d_head)
+
+
+# --------------------------------------------------------------------------- published configurations
+#
+# Four decoders as published. Every value is cited beside it; tests/test_generation.py recounts each
+# parameter count from the architecture. d_head = d_model / n_heads in all four. "context" is the
+# longest input the released model was trained for; "window" is a sliding attention window (Mistral).
+#
+# GPT-2 small: Radford et al. 2019, "Language Models are Unsupervised Multitask Learners", Table 2
+#   (12 layers, d_model 768; the table's "117M" parameters was a miscount); openai-community/gpt2
+#   config.json: n_layer 12, n_head 12, n_embd 768, n_positions 1024, vocab_size 50257. Parameters of
+#   the released checkpoint, counted (tied input/output embedding counted once): 124,439,808.
+# Llama 2 7B: Touvron et al. 2023, "Llama 2", Table 1 (context length 4k, GQA only for 34B and 70B)
+#   and section 2.2; meta-llama/Llama-2-7b-hf config.json: num_hidden_layers 32, num_attention_heads
+#   32, num_key_value_heads 32, hidden_size 4096, intermediate_size 11008, vocab_size 32000,
+#   max_position_embeddings 4096. Parameters (model card / safetensors): 6,738,415,616.
+# Llama 3 8B: Llama 3 model card (GQA for 8B and 70B, context 8k) and Dubey et al. 2024, "The Llama 3
+#   Herd of Models", Table 3 (32 layers, model dimension 4096, 32 attention heads, 8 key/value heads);
+#   meta-llama/Meta-Llama-3-8B config.json: num_key_value_heads 8, intermediate_size 14336, vocab_size
+#   128256, max_position_embeddings 8192 (Llama 3.1 8B: the same layers, 131072). Parameters: 8,030,261,248.
+# Mistral 7B: Jiang et al. 2023, "Mistral 7B", Table 1: dim 4096, n_layers 32, head_dim 128,
+#   hidden_dim 14336, n_heads 32, n_kv_heads 8, window_size 4096, context_len 8192, vocab_size 32000;
+#   section 2 "Rolling Buffer Cache": the cache holds W = 4096 positions. Parameters
+#   (mistralai/Mistral-7B-v0.1, safetensors): 7,241,732,096.
+MODELS: dict[str, dict[str, object]] = {
+    "GPT-2 small": {"n_layers": 12, "n_heads": 12, "n_kv_heads": 12, "d_head": 64, "d_model": 768,
+                    "parameters": 124_439_808, "context": 1024, "window": None,
+                    "source": "Radford et al. 2019, Table 2; config.json (openai-community/gpt2)"},
+    "Llama 2 7B": {"n_layers": 32, "n_heads": 32, "n_kv_heads": 32, "d_head": 128, "d_model": 4096,
+                   "parameters": 6_738_415_616, "context": 4096, "window": None,
+                   "source": "Touvron et al. 2023, Table 1; config.json (meta-llama/Llama-2-7b-hf)"},
+    "Llama 3 8B": {"n_layers": 32, "n_heads": 32, "n_kv_heads": 8, "d_head": 128, "d_model": 4096,
+                   "parameters": 8_030_261_248, "context": 8192, "window": None,
+                   "source": "Dubey et al. 2024, Table 3; model card; config.json (meta-llama/Meta-Llama-3-8B)"},
+    "Mistral 7B": {"n_layers": 32, "n_heads": 32, "n_kv_heads": 8, "d_head": 128, "d_model": 4096,
+                   "parameters": 7_241_732_096, "context": 8192, "window": 4096,
+                   "source": "Jiang et al. 2023, Table 1; config.json (mistralai/Mistral-7B-v0.1)"},
+}

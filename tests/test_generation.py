@@ -19,6 +19,7 @@ from helpers import (
     kv_cache_bytes,
     multi_head_attention,
 )
+from helpers.generation import MODELS, attention_parameters, mean_pool_kv_heads, step_flops
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None)
 
@@ -356,3 +357,78 @@ def test_kv_cache_bytes_rejects_bad_sizes(name, value, error):
     args = {"n_layers": 32, "n_kv_heads": 8, "d_head": 128, "T": 4096, name: value}
     with pytest.raises(error, match=name):
         kv_cache_bytes(**args)
+
+
+# ================================================================ step_flops, attention_parameters, pooling
+
+
+def test_step_flops_by_hand():
+    # t = 8, d_in = 6, h = 2, g = 1, d_head = 2. With the cache: project one token (q: 6·4, k and v: 6·2
+    # each, 2 FLOPs per multiply-add) = 2·6·(2 + 2)·2 = 96; attention 4·2·8·2 = 128.
+    assert step_flops(8, 6, 2, 1, 2, cache=True) == 96 + 128
+    # without: project 8 tokens 8·96 = 768, attention of every row 4·2·8·8·2 = 1024
+    assert step_flops(8, 6, 2, 1, 2, cache=False) == 768 + 1024
+    assert step_flops(1, 6, 2, 1, 2, cache=False) == step_flops(1, 6, 2, 1, 2, cache=True)  # one token: the same
+
+
+def test_step_flops_counts_the_products_decode_step_makes():
+    h, g, d_in, d_head, t = 4, 2, 5, 3, 7
+    shapes = [((1, d_in), (d_in, h * d_head)), ((1, d_in), (d_in, g * d_head)), ((1, d_in), (d_in, g * d_head)),
+              ((h, 1, d_head), (h, d_head, t)), ((h, 1, t), (h, t, d_head))]  # q, k, v, scores, weights · V
+    flops = sum(2 * int(np.prod(a[:-1])) * a[-1] * b[-1] for a, b in shapes)  # 2 · (rows) · n · p per product
+    assert step_flops(t, d_in, h, g, d_head, cache=True) == flops
+
+
+def test_attention_parameters_of_llama_2_7b_and_llama_3_8b_layers():
+    assert attention_parameters(4096, 32, 32, 128) == 4 * 4096 * 4096  # four 4096 × 4096 matrices
+    assert attention_parameters(4096, 32, 8, 128) == 2 * 4096 * 4096 + 2 * 4096 * 1024  # W_k, W_v 4096 × 1024
+
+
+def test_mean_pool_kv_heads_averages_each_group():
+    W = np.arange(2 * 8, dtype=float).reshape(2, 8)  # (d_in=2, h·d_head = 4·2)
+    pooled = mean_pool_kv_heads(W, 4, 2)  # groups: heads 1-2, heads 3-4
+    expected = np.stack([(W[:, 0:2] + W[:, 2:4]) / 2, (W[:, 4:6] + W[:, 6:8]) / 2], axis=1).reshape(2, 4)
+    np.testing.assert_array_equal(pooled, expected)
+    np.testing.assert_array_equal(mean_pool_kv_heads(W, 4, 4), W)  # one head per group: unchanged
+    with pytest.raises(ValueError, match=r"n_heads \(4\) is not divisible by n_kv_heads \(3\)"):
+        mean_pool_kv_heads(W, 4, 3)
+    with pytest.raises(ValueError, match="divisible by n_heads = 3"):
+        mean_pool_kv_heads(W, 3, 1)
+
+
+# ================================================================ the published configurations
+
+
+def _decoder_parameters(name: str) -> int:
+    """Every parameter of the four decoders, from their published architecture (not from MODELS' counts)."""
+    d, L = 4096, 32
+    if name == "GPT-2 small":
+        d, L, vocab, positions, mlp = 768, 12, 50257, 1024, 3072
+        per_layer = (2 * d  # layer norm 1 (gain, bias)
+                     + d * 3 * d + 3 * d  # W_q, W_k, W_v fused, with biases
+                     + d * d + d  # W_o with bias
+                     + 2 * d  # layer norm 2
+                     + d * mlp + mlp + mlp * d + d)  # the MLP, with biases
+        return vocab * d + positions * d + L * per_layer + 2 * d  # tied output; the final layer norm
+    vocab, mlp = {"Llama 2 7B": (32000, 11008), "Llama 3 8B": (128256, 14336), "Mistral 7B": (32000, 14336)}[name]
+    m = MODELS[name]
+    per_layer = (attention_parameters(d, m["n_heads"], m["n_kv_heads"], m["d_head"])
+                 + 3 * d * mlp  # SwiGLU: gate, up, down; no biases
+                 + 2 * d)  # two RMSNorm gains
+    return 2 * vocab * d + L * per_layer + d  # untied input and output embeddings; the final norm
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_published_configurations_are_consistent(name):
+    m = MODELS[name]
+    assert m["d_head"] * m["n_heads"] == m["d_model"]
+    assert m["n_heads"] % m["n_kv_heads"] == 0
+    assert _decoder_parameters(name) == m["parameters"]  # the cited count, recounted from the architecture
+    assert m["source"]
+
+
+def test_kv_cache_bytes_of_the_published_configurations_at_4k_tokens():
+    GiB = 2**30
+    got = {name: kv_cache_bytes(m["n_layers"], m["n_kv_heads"], m["d_head"], 4096) for name, m in MODELS.items()}
+    assert got == {"GPT-2 small": 2 * 12 * 12 * 64 * 4096 * 2, "Llama 2 7B": 2 * GiB,
+                   "Llama 3 8B": GiB // 2, "Mistral 7B": GiB // 2}
