@@ -17,12 +17,13 @@ export JUPYTER_CONFIG_PATH := $(CURDIR)/jupyter-config
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 
-.PHONY: help setup lab notebook present test test-ui test-lowest bench images screenshots notebooks student clean
+.PHONY: help setup lab notebook present html test test-ui test-lowest bench images screenshots notebooks student clean
 
 help:
 	@echo "make lab          open the notebooks in JupyterLab on http://$(HOST):$(PORT)/lab"
 	@echo "make notebook     the same in Jupyter Notebook 7 on http://$(HOST):$(PORT)/tree"
 	@echo "make present      the classroom view (Voila: prose, figures, live explorers, no code) on http://127.0.0.1:$(PRESENT_PORT)"
+	@echo "make html         the lessons as HTML pages in html/ that work offline (formulas included), answers closed"
 	@echo "make test         helpers, worked examples, every notebook under strict nbval, ruff"
 	@echo "make test-ui      browser tests in headless Chromium (needs chromium; see README)"
 	@echo "make test-lowest  make test's tests with the lowest versions pyproject.toml allows (in $(LOWEST))"
@@ -51,10 +52,19 @@ notebook: $(STAMP)
 # Voila runs each notebook in a fresh kernel when its page opens (02 takes about 10 s); kernels of closed
 # tabs are culled after 10 idle minutes (Voila cannot shut them down itself: voila-dashboards/voila#1458).
 # Open the URL it prints (it carries a token: without one, any web page could start kernels here).
+# The template `classroom` (jupyter-config/voila/templates/, found through JUPYTER_PATH) loads nothing from
+# outside this machine and keeps a prediction's answer closed; jupyter-config/voila.py keeps solutions/ out.
 present: $(STAMP)
-	$(BIN)/voila --no-browser --Voila.ip=127.0.0.1 --port=$(PRESENT_PORT) --token \
-		--VoilaConfiguration.strip_sources=True --VoilaConfiguration.classic_tree=True \
+	JUPYTER_PATH=$(CURDIR)/jupyter-config $(BIN)/voila --no-browser --Voila.ip=127.0.0.1 --port=$(PRESENT_PORT) --token \
+		--template=classroom --VoilaConfiguration.strip_sources=True --VoilaConfiguration.classic_tree=True \
 		--MappingKernelManager.cull_idle_timeout=600 --MappingKernelManager.cull_interval=60 notebooks
+
+# Static pages of the lessons in html/ (ignored by git), one self-contained file each: they work offline
+# opened from disk (MathJax written into the page, no CDN) and keep a prediction's answer in a closed box.
+html: $(STAMP)
+	$(BIN)/jupyter nbconvert --log-level=WARN --config jupyter-config/export_html.py --to html \
+		--output-dir html notebooks/[0-9][0-9]-*.ipynb
+	@echo "html/: $$(ls html | wc -l) pages; open one in a browser, no network needed"
 
 # The notebooks are stored with inline-backend figures; a user's MPLBACKEND would change them.
 test: $(STAMP)
@@ -104,6 +114,6 @@ student: $(STAMP)
 	@echo "student/notebooks: $$(ls student/notebooks | wc -l) notebooks with outputs cleared"
 
 clean:
-	rm -rf $(VENV) $(LOWEST) .pytest_cache .hypothesis .ruff_cache *.egg-info student
+	rm -rf $(VENV) $(LOWEST) .pytest_cache .hypothesis .ruff_cache *.egg-info student html
 	find . -name __pycache__ -prune -exec rm -rf {} +
 	find . -name .ipynb_checkpoints -prune -exec rm -rf {} +
