@@ -41,7 +41,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from helpers.attention import _as_numeric, _check_int, scaled_dot_product_attention, softmax, xavier_normal
+from helpers.attention import (
+    MAX_BYTES,
+    _as_numeric,
+    _check_int,
+    _size,
+    scaled_dot_product_attention,
+    softmax,
+    xavier_normal,
+)
 from helpers.backward import attention_backward
 
 __all__ = [
@@ -70,6 +78,10 @@ TASKS = {
 }
 PARAM_NAMES = ("W_q", "W_k", "W_v", "W_out")
 
+# train runs in the kernel and blocks it: about a millisecond per step at the default sizes, so 10,000 steps
+# take seconds, 10**7 would take hours. Notebook 07 trains 300 steps per task.
+MAX_STEPS = 10_000
+
 
 # --------------------------------------------------------------------------- checks
 
@@ -80,6 +92,24 @@ def _check_task(task: object) -> str:
     if task not in TASKS:
         raise ValueError(f"unknown task {task!r}; the known tasks are {sorted(TASKS)}")
     return task
+
+
+def _refuse_large(n_numbers: int, what: str, lower: str) -> None:
+    """A ValueError if an array of n_numbers float64 (or int64) would exceed MAX_BYTES (1 GiB), saying what and why."""
+    n_bytes = 8 * n_numbers
+    if n_bytes > MAX_BYTES:
+        raise ValueError(
+            f"{what} would take {n_bytes:,} bytes ({_size(n_bytes)}), above the limit of 1 GiB per array that keeps "
+            f"a typo from exhausting the memory: lower {lower}"
+        )
+
+
+def _duration(seconds: float) -> str:
+    """A rough duration in words: '3 hours'."""
+    for unit, size in (("days", 86400), ("hours", 3600), ("minutes", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:,.0f} {unit}"
+    return f"{seconds:,.0f} seconds"
 
 
 def _check_rng(rng: object) -> np.random.Generator:
@@ -171,6 +201,7 @@ def target_pattern(task: str, T: int) -> np.ndarray:
     """The attention weights (T, T) that solve ``task``: 1 where query i must look, 0 elsewhere."""
     task = _check_task(task)
     T = _check_int(T, "T", minimum=2)
+    _refuse_large(T * T, f"the ({T:,}, {T:,}) pattern", "T")
     source = targets_for(task, np.arange(T))  # (T,) the position each output copies from
     return np.eye(T)[source]  # (T, T) row i is one-hot at source[i]
 
@@ -184,6 +215,7 @@ def make_batch(
     T = _check_int(T, "T", minimum=2)
     n_vocab = _check_int(n_vocab, "n_vocab", minimum=2)
     rng = _check_rng(rng)
+    _refuse_large(batch_size * T, f"the ({batch_size:,}, {T:,}) batch of token ids", "batch_size or T")
     tokens = rng.integers(0, n_vocab, size=(batch_size, T))  # (B, T)
     return tokens, targets_for(task, tokens)
 
@@ -193,6 +225,9 @@ def encode(tokens: object, n_vocab: int) -> np.ndarray:
     n_vocab = _check_int(n_vocab, "n_vocab", minimum=2)
     tokens = _check_tokens(tokens, "tokens", n_vocab)
     T = tokens.shape[-1]
+    _refuse_large(max(tokens.size * (n_vocab + T), n_vocab * n_vocab),
+                  f"X of shape {(*tokens.shape, n_vocab + T)} (or the one-hot table, n_vocab = {n_vocab:,})",
+                  "n_vocab or the number of tokens")
     tok = np.eye(n_vocab)[tokens]  # (..., T) -> (..., T, n_vocab)
     pos = np.broadcast_to(np.eye(T), (*tokens.shape, T))  # (..., T, T) row t is one-hot at t
     return np.concatenate([tok, pos], axis=-1)  # (..., T, n_vocab + T)
@@ -209,6 +244,9 @@ def init_params(T: int, n_vocab: int, d_k: int, d_v: int, rng: np.random.Generat
     d_v = _check_int(d_v, "d_v", minimum=1)
     rng = _check_rng(rng)
     d_in = n_vocab + T
+    _refuse_large(max(d_in * max(d_k, d_v), d_v * n_vocab),
+                  f"the weight matrices for d_in = n_vocab + T = {d_in:,}, d_k = {d_k:,}, d_v = {d_v:,}",
+                  "T, n_vocab, d_k or d_v")
     return {
         "W_q": xavier_normal(d_in, d_k, rng),  # (d_in, d_k)
         "W_k": xavier_normal(d_in, d_k, rng),  # (d_in, d_k)
@@ -382,6 +420,9 @@ class TrainResult:
 
 def default_probe(T: int, n_vocab: int) -> np.ndarray:
     """The probe sequence B, C, D, ... (token ids 1, 2, ..., wrapping around n_vocab), shape (T,)."""
+    T = _check_int(T, "T", minimum=1)
+    n_vocab = _check_int(n_vocab, "n_vocab", minimum=2)
+    _refuse_large(T, f"the probe of T = {T:,} tokens", "T")
     return (np.arange(T) + 1) % n_vocab  # (T,)
 
 
@@ -402,6 +443,12 @@ def train(
     """Train one attention layer on ``task`` with Adam; seeded and deterministic (see TrainResult)."""
     task = _check_task(task)
     steps = _check_int(steps, "steps", minimum=1)
+    if steps > MAX_STEPS:
+        raise ValueError(
+            f"steps = {steps:,} is too many: training runs in the kernel and blocks it, about a millisecond per step "
+            f"at the default sizes, so {steps:,} steps would take roughly {_duration(steps / 1000)}; train accepts "
+            f"up to {MAX_STEPS:,} steps (notebook 07 trains 300)"
+        )
     seed = _check_int(seed, "seed", minimum=0)
     lr = _check_real(lr, "lr", low=0.0)
     batch_size = _check_int(batch_size, "batch_size", minimum=1)
@@ -411,6 +458,10 @@ def train(
     d_v = _check_int(d_v, "d_v", minimum=1)
     snapshot_every = _check_int(snapshot_every, "snapshot_every", minimum=1)
     n_eval = _check_int(n_eval, "n_eval", minimum=1)
+    n, width = max(n_eval, batch_size), max(n_vocab + T, d_k, d_v)  # the largest batch; the widest (n, T, width)
+    _refuse_large(max(n * T * width, n * T * T), f"with {'n_eval' if n_eval >= batch_size else 'batch_size'} = "
+                  f"{n:,}, T = {T:,}, n_vocab = {n_vocab:,}, d_k = {d_k:,}, d_v = {d_v:,}, an array of shape "
+                  f"{(n, T, max(width, T))}", "n_eval, batch_size, T, n_vocab, d_k or d_v")
 
     init_rng, data_rng, eval_rng = np.random.default_rng(seed).spawn(3)  # independent streams
     params = init_params(T, n_vocab, d_k, d_v, init_rng)

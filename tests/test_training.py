@@ -236,12 +236,53 @@ def test_training_does_not_touch_the_global_random_state():
         ({"d_k": 0}, ValueError, ("d_k must be at least 1",)),
         ({"snapshot_every": 0}, ValueError, ("snapshot_every must be at least 1",)),
         ({"n_eval": True}, TypeError, ("n_eval must be an integer",)),
+        # bounds, so that a typo ends in a message instead of hours of training or a MemoryError
+        ({"steps": 10**7}, ValueError, ("steps = 10,000,000 is too many", "blocks it", "roughly 3 hours",
+                                        "train accepts up to 10,000 steps (notebook 07 trains 300)")),
+        ({"steps": 10_001}, ValueError, ("steps = 10,001 is too many",)),
+        ({"n_eval": 10**8}, ValueError, ("with n_eval = 100,000,000, T = 6, n_vocab = 8", "shape (100000000, 6, 14)",
+                                         "67,200,000,000 bytes (62.6 GiB)", "limit of 1 GiB per array")),
+        ({"batch_size": 10**8, "n_eval": 3}, ValueError, ("with batch_size = 100,000,000",)),
+        ({"T": 10**5}, ValueError, ("T = 100,000", "bytes", "lower n_eval, batch_size, T")),
+        ({"d_k": 10**9}, ValueError, ("d_k = 1,000,000,000", "bytes")),
     ],
 )
 def test_train_bad_arguments(kwargs, error, words):
     args = {"task": "reverse", "steps": 1, **kwargs}
     with pytest.raises(error, match=rx(*words)):
         train(**args)
+
+
+def test_train_steps_limit_is_far_above_notebook_07():
+    from helpers.training import MAX_STEPS
+
+    assert MAX_STEPS >= 30 * 300  # notebook 07 trains 300 steps per task
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "words"),
+    [
+        (lambda: make_batch("reverse", 10**9, 4, 5, np.random.default_rng(0)), ValueError,
+         ("the (1,000,000,000, 4) batch of token ids would take 32,000,000,000 bytes", "lower batch_size or T")),
+        (lambda: encode([1, 2], 10**6), ValueError, ("n_vocab = 1,000,000", "8,000,000,000,000 bytes (7.28 TiB)")),
+        (lambda: target_pattern("reverse", 10**6), ValueError, ("the (1,000,000, 1,000,000) pattern", "lower T")),
+        (lambda: init_params(6, 8, 10**9, 8, np.random.default_rng(0)), ValueError,
+         ("d_k = 1,000,000,000", "104 GiB")),
+        (lambda: default_probe(None, 3), TypeError, ("T must be an integer, got None",)),
+        (lambda: default_probe(3, 0), ValueError, ("n_vocab must be at least 2, got 0",)),
+        (lambda: default_probe(10**12, 3), ValueError, ("the probe of T = 1,000,000,000,000 tokens",)),
+    ],
+)
+def test_sizes_beyond_memory_are_refused_in_words(call, error, words):
+    with pytest.raises(error, match=rx(*words)):
+        call()
+
+
+def test_training_explorer_refuses_too_many_steps_at_once():
+    from helpers.explorers import training_explorer
+
+    with pytest.raises(ValueError, match=rx("steps = 10,000,000 is too many", "up to 10,000 steps")):
+        training_explorer(steps=10**7)
 
 
 def test_bad_tokens_params_and_targets():
