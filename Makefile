@@ -24,7 +24,8 @@ help:
 	@echo "make notebook     the same in Jupyter Notebook 7 on http://$(HOST):$(PORT)/tree"
 	@echo "make present      the classroom view (Voila: prose, figures, live explorers, no code) on http://127.0.0.1:$(PRESENT_PORT)"
 	@echo "make html         the lessons as HTML pages in html/ that work offline (formulas included), answers closed"
-	@echo "make test         helpers, worked examples, every notebook under strict nbval, ruff"
+	@echo "make test         helpers, worked examples, every notebook under strict nbval, ruff, then make test-simd"
+	@echo "make test-simd    every notebook under strict nbval again on narrower SIMD kernels (AVX2, SSE)"
 	@echo "make test-ui      browser tests in headless Chromium (needs chromium; see README)"
 	@echo "make test-lowest  make test's tests with the lowest versions pyproject.toml allows (in $(LOWEST))"
 	@echo "make bench        per-update latency of the explorers (printed, not asserted)"
@@ -70,6 +71,12 @@ html: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check helpers tests notebooks
 	env -u MPLBACKEND $(BIN)/python -m pytest -m "not ui" $(NBVAL) tests notebooks
+	@$(MAKE) --no-print-directory test-simd
+
+# NumPy and OpenBLAS pick their kernels by CPU, so last digits can differ between machines. Run every
+# notebook again with this CPU's widest kernels switched off (AVX-512, then AVX2), as an older CPU would.
+test-simd: $(STAMP)
+	env -u MPLBACKEND $(BIN)/python tests/tools/simd.py -- $(BIN)/python -m pytest -q -m "not ui" $(NBVAL) notebooks
 
 # The versions we claim are the versions we test: uv installs the lowest versions pyproject.toml allows.
 test-lowest:
