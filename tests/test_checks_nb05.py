@@ -306,3 +306,28 @@ def test_checks_do_not_change_the_exercise_data() -> None:
         check(np.zeros((8, 8)))
     assert (nb05.EX_PERM, nb05.EX_T, nb05.EX_D_MODEL) == before[:3]
     np.testing.assert_array_equal(nb05.EX_Q, before[3])  # exact
+
+
+# ------------------------------------------------------- a NaN answer: the exp hint only where there is an exp
+
+EXP_CHECKS = {nb05.check_shuffled_weights, nb05.check_dog_row}  # the exercises that compute an exp (a softmax): only they may ask "did exp overflow?"
+_FIRST_RIGHT = list({c.check: c for c in reversed(CASES) if c.marks and set(c.marks) == {"✅"}}.values())
+
+
+def _nan_like(answer: object) -> object:
+    if isinstance(answer, tuple):  # a check of several answers
+        return tuple(map(_nan_like, answer))
+    return np.full(np.shape(np.asarray(answer, dtype=float)), np.nan)
+
+
+@pytest.mark.parametrize("case", _FIRST_RIGHT, ids=[c.id for c in _FIRST_RIGHT])
+def test_nan_answer_blames_exp_only_where_the_exercise_has_one(case: Case, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    verdict = case.check(_nan_like(case.answer))
+    out = capsys.readouterr().out
+    assert not verdict and "NaN" in out, out
+    assert ("did exp overflow" in out) is (case.check in EXP_CHECKS), out
+
+
+def test_the_nan_table_covers_every_check() -> None:
+    assert {c.check for c in _FIRST_RIGHT} == set(CHECKS)

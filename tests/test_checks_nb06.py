@@ -513,3 +513,30 @@ def test_the_grid_and_the_main_heatmap_stay_side_by_side_on_a_projector() -> Non
     controls, right = top.children
     assert controls.layout.flex == "0 0 auto" and ex.controls["mask"].widget in controls.children
     assert right.children[0] is ex._views[0] and right.children[1] is ex.readout
+
+
+# ------------------------------------------------------- a NaN answer: the exp hint only where there is an exp
+
+EXP_CHECKS = {nb06.check_masked_row, nb06.check_cross_weights}  # the exercises that compute an exp (a softmax): only they may ask "did exp overflow?"
+_FIRST_RIGHT = list({c.check: c for c in reversed(CASES) if c.marks and set(c.marks) == {"✅"}}.values())
+
+
+def _nan_like(answer: object) -> object:
+    if isinstance(answer, tuple):  # a check of several answers
+        return tuple(map(_nan_like, answer))
+    return np.full(np.shape(np.asarray(answer, dtype=float)), np.nan)
+
+
+@pytest.mark.parametrize("case", _FIRST_RIGHT, ids=[c.id for c in _FIRST_RIGHT])
+def test_nan_answer_blames_exp_only_where_the_exercise_has_one(case: Case, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    verdict = case.check(_nan_like(case.answer))
+    out = capsys.readouterr().out
+    assert not verdict, out
+    if case.check not in (nb06.check_causal_mask, nb06.check_padding_mask):  # masks: "holds other numbers"
+        assert "NaN" in out, out
+    assert ("did exp overflow" in out) is (case.check in EXP_CHECKS), out
+
+
+def test_the_nan_table_covers_every_check() -> None:
+    assert {c.check for c in _FIRST_RIGHT} == set(CHECKS)

@@ -244,3 +244,24 @@ def test_explorer_checks_its_arguments(kwargs, error):
 
     with pytest.raises(error):
         TrainingExplorer(**{"steps": 10, **kwargs})
+
+
+# ------------------------------------------------------- a NaN answer: the exp hint only where there is an exp
+
+EXP_CHECKS = set()  # the exercises that compute an exp (a softmax): only they may ask "did exp overflow?"
+_FIRST_RIGHT = list({c.check: c for c in reversed(CASES) if c.marks and set(c.marks) == {"✅"}}.values())
+
+
+def _nan_like(answer: object) -> object:
+    if isinstance(answer, tuple):  # a check of several answers
+        return tuple(map(_nan_like, answer))
+    return np.full(np.shape(np.asarray(answer, dtype=float)), np.nan)
+
+
+@pytest.mark.parametrize("case", _FIRST_RIGHT, ids=[c.id for c in _FIRST_RIGHT])
+def test_nan_answer_blames_exp_only_where_the_exercise_has_one(case: Case, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    verdict = case.check(_nan_like(case.answer))
+    out = capsys.readouterr().out
+    assert not verdict and "NaN" in out, out
+    assert ("did exp overflow" in out) is (case.check in EXP_CHECKS), out

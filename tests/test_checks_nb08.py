@@ -459,3 +459,23 @@ def test_explorer_refuses_bad_construction() -> None:
         tiles_explorer(V=np.ones((5, 2)))
     with pytest.raises(TypeError):
         tiles_explorer(Q="not a matrix")
+
+
+# ------------------------------------------------------- a NaN answer: the exp hint only where there is an exp
+
+EXP_CHECKS = {nb08.check_online_update, nb08.check_merge}  # exercises 1 and 2 compute exps; 3 and 4 count
+_FIRST_RIGHT = list({c.check: c for c in reversed(CASES) if c.marks and set(c.marks) == {"✅"}}.values())
+
+
+def test_the_nan_table_covers_every_check() -> None:
+    assert {c.check for c in _FIRST_RIGHT} == set(CHECKS)
+
+
+@pytest.mark.parametrize("case", _FIRST_RIGHT, ids=[c.id for c in _FIRST_RIGHT])
+def test_nan_answer_blames_exp_only_where_the_exercise_has_one(case: Case, capsys: pytest.CaptureFixture[str]) -> None:
+    nans = tuple(np.full(np.shape(np.asarray(a, dtype=float)), np.nan) for a in case.args)
+    verdict, out = run(case.check, nans, capsys)
+    assert not verdict and "NaN" in out, out
+    assert ("did exp overflow" in out) is (case.check in EXP_CHECKS), out
+    if case.check not in EXP_CHECKS:
+        assert "0/0 or inf − inf" in out, out
