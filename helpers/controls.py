@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import html
 import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import ipywidgets as W
 import numpy as np
@@ -38,6 +38,14 @@ def _check_name(name: object, what: str = "name") -> str:
     if not isinstance(name, str) or not name or any(c.isspace() for c in name):
         raise TypeError(f"{what} must be a non-empty string without spaces (it becomes a CSS class), got {name!r}")
     return name
+
+
+def _asarray(x: object, what: str) -> np.ndarray:
+    """np.asarray(x), with a ragged list refused in words that name ``what``."""
+    try:
+        return np.asarray(x)
+    except ValueError:  # ragged nested lists: rows of different lengths
+        raise ValueError(f"{what} must be a rectangular matrix: its rows have different lengths") from None
 
 
 def check_range(min: object, max: object, step: object, what: str, *, allow_equal: bool = False) -> None:
@@ -104,7 +112,7 @@ def check_matrix(x: object, name: str) -> np.ndarray:
     """``x`` as a finite, non-empty 2-D array of real numbers, or a TypeError/ValueError naming ``name``."""
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(f"{name} must be a 2-D numeric array, got {type(x).__name__}")
-    arr = np.asarray(x)
+    arr = _asarray(x, name)
     if arr.dtype == bool or arr.dtype.kind not in "iuf":
         raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
     if arr.ndim != 2 or arr.size == 0:
@@ -145,6 +153,10 @@ class MatrixSliders:
     ) -> None:
         self.name = _check_name(name)
         arr = check_matrix(matrix, f"matrix for {name}")  # (R, C)
+        for arg, v in (("row_offset", row_offset), ("col_offset", col_offset)):
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
+                raise TypeError(f"{arg} of {name} must be an integer >= 0 (where the grid sits in the full matrix), "
+                                f"got {v!r}")
         if integer is None:
             integer = arr.dtype.kind in "iu"
         self.integer = bool(integer)
@@ -322,7 +334,7 @@ class MatrixToggles:
 
     @staticmethod
     def _check(matrix: object, what: str, shape: tuple | None) -> np.ndarray:
-        arr = np.asarray(matrix)
+        arr = _asarray(matrix, what)
         if arr.dtype != bool:
             raise TypeError(f"{what} must be a boolean matrix (True = may attend), got dtype {arr.dtype}")
         if arr.ndim != 2 or arr.size == 0:
@@ -374,7 +386,11 @@ class MatrixToggles:
 
 def choice(name: str, options: Sequence, value: object, *, description: str | None = None) -> W.Dropdown:
     """A dropdown with the classes ``attn-control attn-control--<name>``."""
+    if isinstance(options, (str, bytes)) or not isinstance(options, Iterable):
+        raise TypeError(f"the options of {name} must be a list, got {options!r}")
     options = list(options)
+    if not options:
+        raise ValueError(f"the options of {name} are empty: a dropdown needs at least one")
     if value not in options:
         raise ValueError(f"{name} must be one of {options}, got {value!r}")
     box = W.Dropdown(options=options, value=value, description=name if description is None else description,

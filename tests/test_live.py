@@ -29,7 +29,7 @@ from helpers import examples as E  # noqa: E402
 from helpers import explorers as X  # noqa: E402
 from helpers import panels as P  # noqa: E402
 from helpers import sentence as S  # noqa: E402
-from helpers.controls import MatrixSliders, MatrixToggles, scalar_slider  # noqa: E402
+from helpers.controls import MatrixSliders, MatrixToggles, choice, scalar_slider  # noqa: E402
 from helpers.explorer import Explorer, Shown, presentation, state_from_html, state_html  # noqa: E402
 from helpers.htmlview import panel_html, view_html  # noqa: E402
 
@@ -326,6 +326,28 @@ def test_scalar_slider_refuses_what_ipywidgets_would_silently_clamp(kwargs, erro
     ],
 )
 def test_a_slider_range_blames_the_argument_that_is_wrong(make, error, words):
+    with pytest.raises(error, match=words):
+        make()
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "words"),
+    [
+        (lambda: MatrixSliders("W", [[1.0, 2.0], [3.0]]), ValueError,
+         "matrix for W must be a rectangular matrix: its rows have different lengths"),
+        (lambda: MatrixToggles("m", [[True], [True, False]]), ValueError,
+         "matrix for m must be a rectangular matrix: its rows have different lengths"),
+        (lambda: X.no_weights_explorer([[1.0, 2.0], [3.0]]), ValueError, "X must be a rectangular matrix"),
+        (lambda: MatrixSliders("W", np.zeros((2, 2)), row_offset=None), TypeError,
+         "row_offset of W must be an integer >= 0"),
+        (lambda: MatrixSliders("W", np.zeros((2, 2)), col_offset=-1), TypeError,
+         "col_offset of W must be an integer >= 0"),
+        (lambda: choice("c", None, 1), TypeError, "the options of c must be a list, got None"),
+        (lambda: choice("c", "ab", "a"), TypeError, "the options of c must be a list, got 'ab'"),
+        (lambda: choice("c", [], 1), ValueError, "the options of c are empty"),
+    ],
+)
+def test_a_bad_control_argument_is_named(make, error, words):
     with pytest.raises(error, match=words):
         make()
 
