@@ -189,10 +189,110 @@ def test_the_recurrent_step_is_what_linear_attention_recurrent_does():
                                rtol=0, atol=1e-14)
 
 
+def _raises(*args: object) -> object:
+    raise RuntimeError("student code blew up")
+
+
+GARBAGE = {
+    "None": None, "Ellipsis": ..., "string": "abc", "bytes": b"\x00", "function": _raises,
+    "ragged list": [[1.0, 2.0], [3.0]], "list of None": [None, None], "dict": {"a": 1}, "object": object(),
+    "empty list": [], "complex": np.ones(2) * 1j, "complex scalar": 1j, "nan": float("nan"),
+    "nan array": np.full(2, np.nan), "inf": float("inf"), "-inf array": np.full(2, -np.inf), "bool": True,
+    "bool array": np.ones(2, dtype=bool), "1e39": 1e39, "10**400": 10**400, "-10**400": -(10**400),
+    "3-D": np.ones((2, 3, 3)),
+}
+
+
 @pytest.mark.parametrize("check", list(N_ARGS), ids=lambda c: c.__name__)
-@pytest.mark.parametrize("junk", [None, ..., "text", [[1, 2], [3]], np.nan, 1j, 10**400],
-                         ids=["None", "Ellipsis", "text", "ragged", "nan", "complex", "huge-int"])
+@pytest.mark.parametrize("junk", list(GARBAGE.values()), ids=list(GARBAGE))
 def test_no_check_raises_on_any_answer(check, junk, capsys):
     verdict = check(*(junk,) * N_ARGS[check])
-    assert not verdict
-    assert "❌" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert isinstance(verdict, Verdict) and not verdict
+    assert marks_of(out) == "❌" * N_ARGS[check], out
+
+
+# ------------------------------------------------------------------------------ the explorer
+
+
+@pytest.fixture(scope="module")
+def explorer():
+    from helpers.explorers import long_context_explorer
+    from helpers.sentence import TOKENS, embeddings, two_heads
+
+    return long_context_explorer(embeddings(), *two_heads(), TOKENS)
+
+
+def _html_texts(view_html: str) -> list[list[str]]:
+    """The cell texts of every table in one view's HTML, one list per table."""
+    from html.parser import HTMLParser
+
+    class Cells(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tables: list[list[str]] = []
+            self.cell: list[str] | None = None
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "table":
+                self.tables.append([])
+            elif tag == "td":
+                self.cell = []
+
+        def handle_endtag(self, tag):
+            if tag == "td" and self.cell is not None:
+                self.tables[-1].append("".join(self.cell).strip())
+                self.cell = None
+
+        def handle_data(self, data):
+            if self.cell is not None:
+                self.cell.append(data)
+
+    p = Cells()
+    p.feed(view_html)
+    return p.tables
+
+
+@pytest.mark.parametrize("method", ["full", "sliding window", "latent", "linear"])
+@pytest.mark.parametrize(("window", "d_c"), [(1, 1), (3, 2), (8, 8)])
+def test_the_explorer_shows_what_the_browser_expectation_recomputes(explorer, method, window, d_c):
+    import sys
+    from pathlib import Path
+
+    from helpers.explorer import state_from_html
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "ui"))
+    import expected as ui_expected  # the browser tests' expectation
+
+    explorer.set(method=method, window=window, d_c=d_c)
+    state = state_from_html(explorer.readout.value)
+    want = ui_expected.expected(state)
+    np.testing.assert_allclose(ui_expected.number_array(state["weights"]), want.weights, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(ui_expected.number_array(state["output"]), want.output, rtol=0, atol=1e-12)
+    shown = [t for w in explorer._views for t in _html_texts(w.value)]
+    assert shown == ui_expected.cell_texts(want.tables)
+    assert explorer.controls["window"].disabled is (method != "sliding window")
+    assert explorer.controls["d_c"].disabled is (method != "latent")
+
+
+def test_the_explorer_readout_gives_the_bytes_of_each_method(explorer):
+    from helpers.generation import kv_cache_bytes
+    from helpers.longcontext import latent_cache_bytes, linear_state_bytes
+
+    explorer.set(method="sliding window", window=3, d_c=2, long_T=131072)
+    b = explorer.state()["bytes"]
+    assert b["short"] == {"full": kv_cache_bytes(1, 2, 2, 8), "sliding window": kv_cache_bytes(1, 2, 2, 3),
+                          "latent": latent_cache_bytes(1, 2, 8), "linear": linear_state_bytes(2, 2, n_heads=2)}
+    assert b["long"]["full"] == 2 * 2 * 2 * 131072 * 2 and b["long"]["sliding window"] == b["short"]["sliding window"]
+    assert b["long"]["linear"] == b["short"]["linear"]  # the state does not grow with T
+    assert "131,072" in explorer.readout.value
+
+
+def test_a_window_slider_step_changes_the_numbers_and_a_bad_value_is_refused(explorer):
+    explorer.set(method="sliding window", window=3)
+    before = explorer.weights.copy()
+    explorer.controls["window"].value = 4  # as the browser sets it
+    assert not np.array_equal(before, explorer.weights)
+    with pytest.raises(ValueError, match="method must be one of"):
+        explorer.set(method="sparse")
+    explorer.set(method="sliding window", window=3)
