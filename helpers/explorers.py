@@ -199,6 +199,9 @@ class ScalingExplorer(Explorer):
         if d_k > d_k_max or d_k_max > 1024 or n_tokens > 8:
             raise ValueError(f"need d_k <= d_k_max <= 1024 and n_tokens <= 8, got d_k={d_k}, d_k_max={d_k_max}, "
                              f"n_tokens={n_tokens}")
+        if n_samples > 10_000:  # two (n_samples, d_k_max) float64 arrays: at most 2 · 82 MB
+            raise ValueError(f"n_samples must be at most 10,000 (two arrays of n_samples × d_k_max random numbers are "
+                             f"drawn; the default is 4,000), got {n_samples:,}")
         self.seed, self.n_samples, self.n_tokens = int(seed), int(n_samples), int(n_tokens)
         self.tokens = [f"t{t + 1}" for t in range(n_tokens)]
         rng = np.random.default_rng(seed)
@@ -339,6 +342,8 @@ class PositionsExplorer(Explorer):
             raise ValueError(f"W_q has shape {self.W['W_q'].shape}: rotary turns pairs of features, so d_k must be even")
         T, d = self.X.shape
         self.tokens, self.seed, self.max_shift = _tokens(token_labels, T), _int(seed, "seed", 0), _int(max_shift, "max_shift", 1)
+        if self.max_shift > 10_000:  # one slider position per shift, and a (T + max_shift, d_model) table
+            raise ValueError(f"max_shift must be at most 10,000 (the slider's range of shifts), got {max_shift:,}")
         if focus is not None and focus not in self.tokens:
             raise ValueError(f"focus must be one of the tokens {self.tokens}, got {focus!r}")
         self.focus = None if focus is None else self.tokens.index(focus)
@@ -400,7 +405,7 @@ class MaskExplorer(Explorer):
         pad = np.broadcast_to(padding_mask([T - n_padding], T)[0], (T, T))  # (1, T) -> (T, T) keys only
         presets = {"none": np.ones((T, T), bool), "causal": causal_mask(T), "padding": pad.copy(),
                    "both": causal_mask(T) & pad}  # (T, T) each
-        start = presets["none"] if mask is None else np.asarray(mask)
+        start = presets["none"] if mask is None else MatrixToggles._check(mask, "mask", None)  # (T, T) bool
         if start.shape != (T, T):
             raise ValueError(f"mask has shape {start.shape} but X has {T} tokens: it needs shape ({T}, {T})")
         super().__init__(mask=MatrixToggles("mask", start, row_labels=self.tokens, col_labels=self.tokens,
