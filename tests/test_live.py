@@ -345,6 +345,13 @@ def test_a_slider_range_blames_the_argument_that_is_wrong(make, error, words):
         (lambda: choice("c", None, 1), TypeError, "the options of c must be a list, got None"),
         (lambda: choice("c", "ab", "a"), TypeError, "the options of c must be a list, got 'ab'"),
         (lambda: choice("c", [], 1), ValueError, "the options of c are empty"),
+        (lambda: X.scaling_explorer(n_samples=10**12), ValueError, "n_samples must be at most 10,000"),
+        (lambda: X.positions_explorer(S.embeddings()[:3, :4], np.eye(4), np.eye(4), np.eye(4), max_shift=10**12),
+         ValueError, "max_shift must be at most 10,000"),
+        (lambda: X.mask_explorer(np.eye(3), np.eye(3), np.eye(3), np.eye(3), mask=[[True], [True, False]]),
+         ValueError, "mask must be a rectangular matrix"),
+        (lambda: X.mask_explorer(np.eye(3), np.eye(3), np.eye(3), np.eye(3), mask=np.ones((3, 3))), TypeError,
+         "mask must be a boolean matrix"),
     ],
 )
 def test_a_bad_control_argument_is_named(make, error, words):
