@@ -1,0 +1,55 @@
+"""Measuring what attention costs: peak memory, the fastest of several runs, slopes on log-log axes.
+
+Notebook 08 measured with these three steps written out in its cells; notebook 10 uses them from here.
+Timings vary from run to run and machine to machine: the notebooks print them in cells whose output
+nbval ignores, and assert only slopes, within wide bounds. Nothing here draws (no matplotlib).
+"""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from helpers.attention import _check_int
+
+__all__ = ["peak_bytes", "fastest_seconds", "loglog_slope"]
+
+
+def peak_bytes(fn: Callable[..., object], *args: object) -> int:
+    """The largest total of live allocations while fn(*args) runs (NumPy reports its arrays to tracemalloc)."""
+    if not callable(fn):
+        raise TypeError(f"fn must be a function to call, got {type(fn).__name__}")
+    if tracemalloc.is_tracing():
+        raise RuntimeError("tracemalloc is already tracing: peak_bytes needs it for itself")
+    tracemalloc.start()
+    try:
+        fn(*args)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def fastest_seconds(fn: Callable[..., object], *args: object, repeats: int = 3) -> float:
+    """The fastest of ``repeats`` runs of fn(*args), in seconds (the least disturbed by other work)."""
+    if not callable(fn):
+        raise TypeError(f"fn must be a function to call, got {type(fn).__name__}")
+    repeats = _check_int(repeats, "repeats", minimum=1)
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn(*args)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
+    """The slope of log y against log x (least squares): y grows like x**slope."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)  # (n,) each
+    if x.ndim != 1 or x.shape != y.shape or x.size < 2:
+        raise ValueError(f"x and y must be 1-D of the same length >= 2, got shapes {x.shape} and {y.shape}")
+    if not (np.all(x > 0) and np.all(y > 0)):
+        raise ValueError("x and y must be positive (their logarithms are taken)")
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
