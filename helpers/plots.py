@@ -70,6 +70,7 @@ __all__ = [
     "show_image_patches",
     "save_figure",
     "formula_card",
+    "plot_residual_stream",
 ]
 
 DPI = 100  # inline figures; make images saves at 2 * DPI (sharp on HiDPI screens)
@@ -644,6 +645,56 @@ def formula_card() -> Figure:
         col, row = k % 5, k // 5
         fig.text(x + col * 0.19, y0 - row * 0.115, f"{name} {tuple(np.shape(m))}\n{mat(m)}", fontsize=8,
                  family="monospace", va="top")
+    return fig
+
+
+def plot_residual_stream(
+    streams: Sequence[object],
+    titles: Sequence[str],
+    blocks: Mapping[str, slice],
+    *,
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    suptitle: str | None = None,
+) -> Figure:
+    """The residual stream (T, d_model) at several stages, stacked: one row per position, the features in named
+    blocks (separated and titled), colour CMAP on the fixed scale 0..1 (values outside it clipped)."""
+    if isinstance(streams, np.ndarray) or not isinstance(streams, Sequence) or not streams:
+        raise TypeError(f"streams must be a non-empty list of (T, d_model) matrices, got {type(streams).__name__}")
+    data = [_check_matrix(s, f"streams[{k}]") for k, s in enumerate(streams)]
+    shape = data[0].shape
+    if any(m.shape != shape for m in data):
+        raise ValueError(f"every stream must have the shape of streams[0], {shape}; got {[m.shape for m in data]}")
+    if isinstance(titles, (str, bytes)) or len(titles) != len(data):
+        raise ValueError(f"titles must be a list of {len(data)} strings (one per stream), got {titles!r}")
+    R, C = shape
+    rows = _check_labels(row_labels, R, "row_labels", shape)
+    cols = _check_labels(col_labels, C, "col_labels", shape)
+    spans = list(blocks.items()) if isinstance(blocks, Mapping) else []
+    edges = [0] + [s.stop for _, s in spans] if all(isinstance(s, slice) for _, s in spans) else None
+    if not spans or edges is None or [s.start for _, s in spans] != edges[:-1] or edges[-1] != C:
+        raise ValueError(f"blocks must map names to consecutive slices covering the {C} features, got {blocks!r}")
+    cell = 0.19
+    fig = _new_figure((round(1.2 + cell * C + 1.0, 1), round(len(data) * (cell * R + 0.75) + (0.3 if suptitle else 0), 1)))
+    axes = np.atleast_1d(fig.subplots(len(data), 1))
+    norm = Normalize(0.0, 1.0)
+    for ax, m, title in zip(axes, data, titles, strict=True):
+        im = ax.imshow(np.clip(m, 0, 1), cmap=CMAP, norm=norm, aspect="equal", interpolation="nearest")
+        ax.set_yticks(range(R), labels=rows, fontsize=7)
+        ax.set_xticks(range(C), labels=cols, fontsize=6)
+        ax.tick_params(length=0)
+        ax.set_title(title, fontsize=9, loc="left", pad=14)
+        for name, s in spans:
+            if s.start > 0:
+                ax.axvline(s.start - 0.5, color="white", lw=2.5)
+            ax.text((s.start + s.stop - 1) / 2, -0.9, name, ha="center", va="bottom", fontsize=8)
+        for spine in ax.spines.values():
+            spine.set_visible(False)
+    cbar = fig.colorbar(im, ax=list(axes), shrink=0.6, fraction=0.04)
+    cbar.set_label("feature value", fontsize=7)
+    cbar.ax.tick_params(labelsize=7)
+    if suptitle:
+        fig.suptitle(suptitle, fontsize=10)
     return fig
 
 
