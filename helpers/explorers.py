@@ -589,17 +589,19 @@ class GenerationExplorer(Explorer):
         kv_panels = []
         for name, M in (("K", cache.K), ("V", cache.V)):  # (g, step, d_head) each
             for j in range(g):
-                heads = f"{j * r + 1}" if r == 1 else f"{j * r + 1}–{(j + 1) * r}"
-                kv_panels.append(Panel(M[j], f"{name} of kv head {j + 1} (query heads {heads})", toks, cols,
-                                       kind="values", vmin=self.ranges[name][0], vmax=self.ranges[name][1],
-                                       xlabel="column", ylabel="token"))
+                kv_panels.append(Panel(M[j], f"{name}, kv {j + 1}", toks, cols, kind="values",
+                                       vmin=self.ranges[name][0], vmax=self.ranges[name][1], xlabel="column",
+                                       ylabel="token"))
+        serves = "; ".join(f"kv {j + 1}: query head{'s' * (r > 1)} {j * r + 1}" + (f"–{(j + 1) * r}" if r > 1 else "")
+                           for j in range(g))
         note = (f"step {step} of {T}: the new token is '{html.escape(self.tokens[step - 1])}'. The cache holds "
                 f"{g} key/value head{'s' * (g > 1)} × {step} position{'s' * (step > 1)} × {d} numbers × 2 (K and V) "
                 f"× {cache.K.itemsize} bytes = <b>{cache.nbytes} bytes</b>"
                 + ("" if g == h else f"; each key/value head serves {r} query heads (W_k, W_v mean-pooled)"))
         inputs = {"X": self.X, "W_q": self.W["W_q"], "W_k": W_k, "W_v": W_v, "W_k_heads": self.W["W_k"],
                   "W_v_heads": self.W["W_v"], "n_heads": h, "n_kv_heads": g, "step": step}
-        return Shown([View([main]), View(kv_panels, ncols=2 * g if g <= 2 else g)], inputs=inputs, weights=w,
+        cache_view = View(kv_panels, title=f"the cache ({serves})", ncols=2 * g if g <= 2 else g)
+        return Shown([View([main]), cache_view], inputs=inputs, weights=w,
                      output=out, note=note, extra={"cache_bytes": cache.nbytes, "cache_shape": list(cache.K.shape)})
 
 
