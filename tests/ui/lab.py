@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -410,11 +411,38 @@ def run_notebook(page, server: LabServer, notebook: Path) -> dict:
     return state
 
 
+# Where a page may load from: this machine's loopback (the local server), or the page itself (data:, blob:;
+# file: for an exported page opened from disk). Anything else is a request that needs the network.
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
+_LOCAL_SCHEMES = {"data", "blob", "about", "file"}
+
+
+def is_outside(url: str) -> bool:
+    """True for a URL on another machine (a CDN, a font service, an update check, ...)."""
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme not in _LOCAL_SCHEMES and parts.hostname not in LOCAL_HOSTS
+
+
 def new_page(browser, width: int = 1280, height: int = 1000, scale: float = 1):
-    """A page in a fresh browser context (own cookies/storage) with the suite's default timeout."""
+    """A page in a fresh browser context (own cookies/storage) with the suite's default timeout. Every
+    request and WebSocket of the context's pages to another machine is recorded: ``outside_requests(page)``."""
     context = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=scale)
     context.set_default_timeout(TIMEOUT_MS)
+    outside: list[str] = []
+    context.attn_outside = outside
+
+    def record(url: str) -> None:
+        if is_outside(url):
+            outside.append(url)
+
+    context.on("request", lambda request: record(request.url))
+    context.on("page", lambda page: page.on("websocket", lambda ws: record(ws.url)))  # every page, the first too
     return context.new_page()
+
+
+def outside_requests(page) -> list[str]:
+    """The URLs on other machines that pages of ``page``'s context (made by new_page) requested so far."""
+    return list(page.context.attn_outside)
 
 
 _WIDGET_REPR = re.compile(

@@ -9,7 +9,9 @@ kernel, then
   tables change and equal what helpers.attention computes for the state the readout reports (its
   data-state JSON). In Notebook 7 the key reaches the slider only with jupyter-config/ on
   JUPYTER_CONFIG_PATH (its shortcut overrides); the arrow keys still move between cells (checked once);
-- File > Save Notebook writes only the served temporary copy, never the committed notebook.
+- File > Save Notebook writes only the served temporary copy, never the committed notebook;
+- nothing was requested from another machine while all this ran (offline means offline: no CDN, no web
+  font, no news or update check from the page; the server's own update check is off in jupyter-config/).
 JupyterLab only (Notebook 7 has no presentation mode; the answers' collapsed outputs and <details> are
 the same notebook model and HTML in both clients):
 - with `helpers.presentation(True)` in a 1280×720 window (JupyterLab's presentation mode, file browser
@@ -317,3 +319,14 @@ def test_arrow_keys_still_move_between_cells(ran, lab_server):
                 f"{page.evaluate(_JS_CELLS)}, not {want} (within 5 s)",
                 pytrace=False,
             )
+
+
+# Defined last, so that within a notebook's run it sees every request the other tests caused.
+def test_nothing_is_loaded_from_outside_this_machine(ran, lab_server):
+    """Offline means offline: opening the notebook, running it (formulas typeset, widgets drawn), moving its
+    sliders and saving it requested nothing from any host but the local server."""
+    outside = lab.outside_requests(ran.page)
+    assert not outside, (
+        f"{ran.notebook.name} in {lab_server.name} requested {len(outside)} URLs from other machines "
+        f"(offline they fail): {sorted(set(outside))[:10]}"
+    )

@@ -3,13 +3,16 @@
 One Voilà for the module, started with ``voila.PRESENT_ARGS`` (what `make present` runs) on a copy of
 notebooks/, in headless Chromium:
 - its file list (the page `make present` prints) lists every lesson notebook, and clicking one opens it;
+  it does not list solutions/, and a solution's page answers 404 without starting a kernel;
+- nothing on the file list or a notebook's page is requested from another machine (no CDN);
 - for 00 and 02 (Voilà runs the whole notebook on every page load, so only these two):
   no code cell shows its source; the prose (every heading) and every figure are there; nothing failed;
   each explorer answers an arrow key on a slider, and the numbers printed in its heatmaps equal what
   helpers.attention computes for the state its readout reports (its data-state JSON), before and after;
+  a prediction's answer (an output stored with outputs_hidden) is in a closed box until clicked;
 - the server listens on 127.0.0.1 only; without the token a page asks for it and runs nothing;
   its kernels are gone after stop();
-- the Makefile's `present` target runs Voilà with PRESENT_ARGS.
+- the Makefile's `present` target runs Voilà with PRESENT_ARGS and PRESENT_ENV.
 
 Run: `pytest tests/ui/test_voila_ui.py` (needs Chromium, see conftest.py).
 """
@@ -24,6 +27,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -59,6 +63,12 @@ _JS_PROBLEMS = """() => {
 def _cells(notebook, kind: str) -> list[str]:
     cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
     return ["".join(c["source"]) for c in cells if c["cell_type"] == kind]
+
+
+def _hidden_answers(notebook) -> list[int]:
+    """Indices of the code cells stored with outputs_hidden (a prediction's answer) that have outputs."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    return [i for i, c in enumerate(cells) if c["metadata"].get("jupyter", {}).get("outputs_hidden") and c["outputs"]]
 
 
 def _alive(pid: int) -> bool:
@@ -193,6 +203,35 @@ def test_the_file_list_shows_every_lesson(browser, voila_server):
         page.context.close()
 
 
+def test_the_file_list_loads_nothing_from_outside_and_hides_the_solutions(browser, voila_server):
+    page = lab.new_page(browser)
+    try:
+        page.goto(voila_server.tree_url, wait_until="load")
+        listed = [name.strip() for name in _file_list(page)]
+        assert listed, "Voilà's file list is empty"
+        outside = lab.outside_requests(page)
+    finally:
+        page.context.close()
+    assert "solutions" not in listed, f"Voilà's file list shows the worked solutions: {listed}"
+    assert not outside, f"Voilà's file list requested URLs from other machines: {sorted(set(outside))}"
+
+
+def test_a_solution_page_does_not_render(voila_server):
+    """A class cannot open a worked solution by its address either, and no kernel runs it."""
+    solutions = [p for p in lab.notebook_paths() if p not in LESSONS]
+    assert solutions, f"no notebooks under {lab.NOTEBOOKS / 'solutions'} to try"
+    before = set(voila_server.kernel_pids())
+    url = voila_server.url(solutions[0])
+    try:
+        with urllib.request.urlopen(url, timeout=60) as resp:
+            status, body = resp.status, resp.read().decode(errors="replace")
+    except urllib.error.HTTPError as err:
+        status, body = err.code, ""
+    started = set(voila_server.kernel_pids()) - before
+    assert status == 404, f"{solutions[0].name} in Voilà: HTTP {status}, not 404; the page begins {body[:300]!r}"
+    assert not started, f"opening {solutions[0].name} started kernels {sorted(started)}"
+
+
 def test_opened_from_the_file_list_at_its_own_address(shown, voila_server):
     notebook, page = shown
     assert page.url == voila_server.url(notebook), f"clicking {notebook.name} opened {page.url}"
@@ -301,6 +340,43 @@ def test_explorers_answer_an_arrow_key_with_the_helpers_numbers(shown):
         assert shown1 != shown0, f"{label}: the heatmaps' numbers did not change ({shown0})"
 
 
+_JS_ANSWERS = """() => [...document.querySelectorAll('details.attn-hidden-output')].map(d => ({
+  open: d.open,
+  outputs: d.querySelectorAll('.jp-OutputArea-output').length,
+  visible: [...d.querySelectorAll('.jp-OutputArea-output')].filter(o => o.checkVisibility()).length,
+}))"""
+
+
+def test_answers_stay_closed_until_clicked(shown):
+    """Voilà runs every cell before the page shows, so a prediction's answer has its output at once: it
+    sits in a closed box (the notebook's outputs_hidden, as JupyterLab shows it collapsed) until clicked."""
+    notebook, page = shown
+    hidden = _hidden_answers(notebook)
+    boxes = page.evaluate(_JS_ANSWERS)
+    assert len(boxes) == len(hidden), (
+        f"{notebook.name}: {len(hidden)} answers stored hidden (cells {hidden}), {len(boxes)} closed boxes in Voilà"
+    )
+    shown_at_once = [b for b in boxes if b["open"] or b["visible"] or not b["outputs"]]
+    assert not shown_at_once, f"{notebook.name}: answers open, visible or empty on load: {shown_at_once}"
+    summary = page.locator("details.attn-hidden-output > summary").first
+    summary.scroll_into_view_if_needed()
+    summary.click()
+    first = page.evaluate(_JS_ANSWERS)[0]
+    assert first["open"] and first["visible"] == first["outputs"], f"{notebook.name}: a click did not show the answer: {first}"
+    summary.click()  # closed again, for the tests after this one
+
+
+# Defined after the tests that use `shown`, so that it sees every request they caused.
+def test_nothing_is_loaded_from_outside_this_machine(shown):
+    """The file list, the notebook's page, its explorers and their slider moves requested nothing from any
+    host but the Voilà server (Voilà's default templates load Font Awesome from a public CDN)."""
+    notebook, page = shown
+    outside = lab.outside_requests(page)
+    assert not outside, (
+        f"{notebook.name} in Voilà requested {len(outside)} URLs from other machines: {sorted(set(outside))[:10]}"
+    )
+
+
 def test_listens_on_127_0_0_1_only(voila_server):
     listening = _listening_addresses(voila_server.port)
     assert listening == {"127.0.0.1"}, f"Voilà listens on {sorted(listening)} port {voila_server.port}"
@@ -344,4 +420,15 @@ def test_make_present_runs_voila_with_present_args():
     argv = commands[-1]
     missing = [a for a in voila.present_args(port) if a not in argv]
     assert not missing, f"`make present` runs {argv}\nwithout {missing} (voila.PRESENT_ARGS)"
+    # the environment: what the recipe line sets, over what the Makefile exports to every recipe
+    printed = subprocess.run(
+        [make, "--eval", "_attn_env: ; @echo JUPYTER_CONFIG_PATH=$$JUPYTER_CONFIG_PATH JUPYTER_PATH=$$JUPYTER_PATH",
+         "_attn_env"],
+        cwd=lab.REPO, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    voila_at = next(i for i, a in enumerate(argv) if a.endswith("voila"))
+    exported = dict(a.split("=", 1) for a in printed.stdout.split() if "=" in a)
+    got = {**exported, **dict(a.split("=", 1) for a in argv[:voila_at] if "=" in a)}
+    wrong = {k: got.get(k) for k, v in voila.PRESENT_ENV.items() if got.get(k) != v}
+    assert not wrong, f"`make present` runs Voilà with {wrong}, not as voila.PRESENT_ENV has it: {voila.PRESENT_ENV}"
     assert argv[-1].rstrip("/") == "notebooks", f"`make present` serves {argv[-1]}, not notebooks"

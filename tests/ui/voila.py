@@ -1,12 +1,17 @@
 """Serve the notebooks with Voilà (the classroom view of ``make present``) for the browser tests.
 
 - ``present_args(port)`` / ``PRESENT_ARGS``: the Voilà arguments ``make present`` uses, before the folder
-  to serve: loopback only, a generated token (printed in the URL Voilà logs), code cells stripped, the
-  file list as plain links, and idle kernels culled (Voilà starts one kernel per page load and does not
-  shut it down when the tab closes: voila-dashboards/voila#1458);
-- ``VoilaServer``: Voilà started with exactly those arguments on a free port, serving a *copy* of
-  ``notebooks/`` (and ``images/``), with its own temporary Jupyter directories; ``url(notebook)`` is the
-  page of one notebook, ``tree_url`` the file list; ``stop()`` always ends the server and its kernels.
+  to serve: loopback only, a generated token (printed in the URL Voilà logs), the template ``classroom``
+  (jupyter-config/voila/templates/: nothing loaded from outside this machine, a prediction's answer in a
+  closed box), code cells stripped, the file list as plain links, and idle kernels culled (Voilà starts
+  one kernel per page load and does not shut it down when the tab closes: voila-dashboards/voila#1458);
+- ``PRESENT_ENV``: what ``make present`` puts in the environment: ``JUPYTER_PATH`` (where Voilà finds the
+  template) and ``JUPYTER_CONFIG_PATH`` (where it finds jupyter-config/voila.py, which keeps solutions/
+  out of the classroom view), both the repository's jupyter-config/;
+- ``VoilaServer``: Voilà started with exactly those arguments and that environment on a free port, serving
+  a *copy* of ``notebooks/`` (and ``images/``), with its own temporary Jupyter directories;
+  ``url(notebook)`` is the page of one notebook, ``tree_url`` the file list; ``stop()`` always ends the
+  server and its kernels.
 
 Voilà runs the whole notebook for every page load (notebook 02 takes several seconds before any HTML
 arrives), so open few pages. The page helpers of ``lab.py`` that take an explorer locator
@@ -32,6 +37,8 @@ import lab
 
 PRESENT_PORT = 8866  # Voilà's own default; `make present PRESENT_PORT=9000` changes it
 IDLE_KERNEL_SECONDS = 600  # a kernel nobody has talked to for 10 minutes is shut down
+JUPYTER_CONFIG = lab.REPO / "jupyter-config"
+PRESENT_ENV = {"JUPYTER_PATH": str(JUPYTER_CONFIG), "JUPYTER_CONFIG_PATH": str(JUPYTER_CONFIG)}
 
 
 def present_args(port: int = PRESENT_PORT) -> list[str]:
@@ -41,6 +48,7 @@ def present_args(port: int = PRESENT_PORT) -> list[str]:
         "--Voila.ip=127.0.0.1",  # `--ip` is not a Voilà option (silently ignored)
         f"--port={port}",
         "--token",  # generate one; Voilà prints the URL with it
+        "--template=classroom",  # jupyter-config/voila/templates/classroom, on JUPYTER_PATH
         "--VoilaConfiguration.strip_sources=True",  # the default, stated: no code cells
         # the file list as plain links drawn by the server: the default one is drawn by JavaScript that
         # sometimes leaves it empty on a busy machine (seen here about once in 12 loads under load)
@@ -102,6 +110,7 @@ class VoilaServer:
             (self.tmp / sub).mkdir()
             env[var] = str(self.tmp / sub)
         env["JUPYTER_PLATFORM_DIRS"] = "1"
+        env.update(PRESENT_ENV)
         self.port = lab._free_port()
         self.cmd = [self.python, "-m", "voila", *present_args(self.port), *_TEST_ARGS, "notebooks"]
         self.log_path = self.tmp / "voila.log"
@@ -191,4 +200,4 @@ class VoilaServer:
 
 
 if __name__ == "__main__":  # print the command `make present` runs
-    print("voila", *PRESENT_ARGS, "notebooks")
+    print(*(f"{k}={v}" for k, v in PRESENT_ENV.items()), "voila", *PRESENT_ARGS, "notebooks")
