@@ -221,7 +221,8 @@ def _long_context(inputs: dict) -> Expected:
     return Expected(w, out, [*w, *full])
 
 
-_INDUCTION_ARGS = ("steps", "seed", "lr", "batch_size", "T", "n_letters", "d_head", "periods", "snapshot_every", "n_eval")
+_INDUCTION_ARGS = ("steps", "seed", "lr", "batch_size", "T", "n_letters", "d_head", "periods", "snapshot_every", "n_eval",
+                   "layer1")
 
 
 @functools.lru_cache(maxsize=4)
@@ -235,7 +236,7 @@ def _induction(inputs: dict) -> Expected:
     missing = [n for n in ("step", "layer", "probe", *_INDUCTION_ARGS) if n not in inputs]
     assert not missing, f"data-state of an 'induction' explorer lacks {missing}; it has {sorted(inputs)}"
     args = tuple(float(inputs[n]) if n == "lr" else tuple(int(p) for p in inputs[n]) if n == "periods"
-                 else int(inputs[n]) for n in _INDUCTION_ARGS)
+                 else bool(inputs[n]) if n == "layer1" else int(inputs[n]) for n in _INDUCTION_ARGS)
     run = _run_induction(args)
     snaps = {s.step: s for s in run.snapshots}
     step = int(inputs["step"])
