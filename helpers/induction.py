@@ -506,8 +506,10 @@ def train(
     periods: tuple[int, int] | None = None,
     snapshot_every: int = 50,
     n_eval: int = 256,
+    layer1: bool = True,
 ) -> TrainResult:
-    """Train the two layers on the repeated-segment task with Adam; seeded and deterministic."""
+    """Train the two layers on the repeated-segment task with Adam; seeded and deterministic.
+    ``layer1=False`` holds W_o1 at zero, so layer 1 writes nothing: layer 2 learns alone."""
     steps = _check_bounded(steps, "steps", 1, MAX_STEPS)
     seed = _check_int(seed, "seed", minimum=0)
     lr = _check_real(lr, "lr", low=0.0, high=10.0)
@@ -517,11 +519,15 @@ def train(
     periods = _check_periods(periods, T, n_letters)
     snapshot_every = _check_int(snapshot_every, "snapshot_every", minimum=1)
     n_eval = _check_bounded(n_eval, "n_eval", 2, MAX_BATCH)
+    if not isinstance(layer1, (bool, np.bool_)):
+        raise TypeError(f"layer1 must be True (two layers) or False (layer 1 writes nothing), got {layer1!r}")
     config = {"steps": steps, "seed": seed, "lr": lr, "batch_size": batch_size, "T": T, "n_letters": n_letters,
-              "d_head": d_head, "periods": periods, "snapshot_every": snapshot_every, "n_eval": n_eval}
+              "d_head": d_head, "periods": periods, "snapshot_every": snapshot_every, "n_eval": n_eval, "layer1": bool(layer1)}
 
     init_rng, data_rng, eval_rng = np.random.default_rng(seed).spawn(3)  # independent streams
     params = init_params(T, n_letters, d_head, init_rng)
+    if not layer1:
+        params["W_o1"] = np.zeros_like(params["W_o1"])  # (d_head, d_model) layer 1 writes nothing
     eval_tokens = make_batch(n_eval, T, n_letters, eval_rng, periods)  # (n_eval, T)
     eval_x0 = encode(eval_tokens, n_letters)  # (n_eval, T, d_model)
     eval_rep = repeated(eval_tokens, n_letters)[:, :-1]  # (n_eval, T-1)
@@ -543,6 +549,8 @@ def train(
         per_pos, grads, _ = _loss_and_grads(params, tokens, encode(tokens, n_letters))  # (B, T-1), dW
         losses[step - 1] = per_pos.mean()
         losses_repeat[step - 1], losses_first[step - 1] = per_pos[rep].mean(), per_pos[~rep].mean()
+        if not layer1:
+            grads["W_o1"] = np.zeros_like(grads["W_o1"])  # Adam then never moves it: m = v = 0, step 0
         params, state = adam_step(params, grads, state, lr)
         if step % snapshot_every == 0 or step == steps:
             snapshots.append(snapshot(step))
