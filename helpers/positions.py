@@ -30,6 +30,7 @@ import numbers
 import numpy as np
 
 from helpers.attention import _as_numeric, _check_int
+from helpers.training import _refuse_large
 
 __all__ = [
     "onehot_positions",
@@ -90,6 +91,7 @@ def _angles(positions: np.ndarray, d: int, base: float) -> np.ndarray:
 def onehot_positions(T: int) -> np.ndarray:
     """The (T, T) identity as float64: position p is the one-hot row e_p."""
     T = _check_int(T, "T", minimum=1)
+    _refuse_large(T * T, f"the (T, T) = ({T:,}, {T:,}) one-hot table", "T")
     return np.eye(T, dtype=np.float64)  # (T, T)
 
 
@@ -97,6 +99,7 @@ def learned_positions(T: int, d_model: int, rng: np.random.Generator) -> np.ndar
     """A random (T, d_model) table from N(0, 1/d_model), a stand-in for a learned one (rows of length ≈ 1)."""
     T = _check_int(T, "T", minimum=1)
     d_model = _check_int(d_model, "d_model", minimum=1)
+    _refuse_large(T * d_model, f"the (T, d_model) = ({T:,}, {d_model:,}) position table", "T or d_model")
     if not isinstance(rng, np.random.Generator):
         raise TypeError(
             f"rng must be a numpy Generator, e.g. np.random.default_rng(0), got {type(rng).__name__}"
@@ -109,6 +112,7 @@ def sinusoidal_positions(T: int, d_model: int, base: float = 10000.0) -> np.ndar
     """(T, d_model) float64: PE[p, j] = sin(p / base**(2(j//2)/d_model)) for even j, cos(...) for odd j."""
     T = _check_int(T, "T", minimum=1)
     d_model = _check_int(d_model, "d_model", minimum=1)
+    _refuse_large(T * d_model, f"the (T, d_model) = ({T:,}, {d_model:,}) position table", "T or d_model")
     base = _check_base(base)
     angles = _angles(np.arange(T, dtype=np.float64), d_model, base)  # (T, ceil(d_model/2))
     PE = np.empty((T, d_model), dtype=np.float64)  # (T, d_model)

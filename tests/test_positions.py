@@ -431,3 +431,23 @@ def test_rotary_overflow_is_refused_not_inf():
     # position 1 turns by 1 radian: new_odd = 60000 (sin 1 + cos 1) = 82900 > 65504
     with pytest.raises(ValueError, match=rx("rotating x", "(2, 2)", "overflows float16")):
         rotary(x)
+
+
+@pytest.mark.parametrize(
+    ("make", "parts"),
+    [
+        (lambda: sinusoidal_positions(10**12, 4), ["the (T, d_model) = (1,000,000,000,000, 4) position table",
+                                                   "32,000,000,000,000 bytes (29.1 TiB)", "limit of 1 GiB",
+                                                   "lower T or d_model"]),
+        (lambda: sinusoidal_positions(4, 10**12), ["(T, d_model) = (4, 1,000,000,000,000)", "(29.1 TiB)"]),
+        (lambda: learned_positions(10**12, 4, np.random.default_rng(0)),
+         ["(T, d_model) = (1,000,000,000,000, 4) position table", "(29.1 TiB)", "lower T or d_model"]),
+        (lambda: learned_positions(4, 10**12, np.random.default_rng(0)), ["(T, d_model) = (4, 1,000,000,000,000)"]),
+        (lambda: onehot_positions(10**12), ["the (T, T) = (1,000,000,000,000, 1,000,000,000,000) one-hot table",
+                                            "limit of 1 GiB", "lower T"]),
+        (lambda: onehot_positions(11_586), ["(T, T) = (11,586, 11,586)", "1,073,883,168 bytes"]),  # 11,585² × 8 <= 2**30
+    ],
+)
+def test_tables_above_1_GiB_are_refused_in_words_not_a_MemoryError(make, parts):
+    with pytest.raises(ValueError, match=rx(*parts)):
+        make()
