@@ -13,15 +13,17 @@ Public functions validate their arguments like ``helpers.attention`` does and ra
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from helpers.attention import _as_numeric, _check_axis, _refuse_empty_rows, naive_softmax, softmax
+from helpers.attention import _as_numeric, _check_axis, _check_int, _refuse_empty_rows, naive_softmax, softmax
+from helpers.training import _refuse_large
 
 __all__ = [
     "FLOAT_TYPES",
@@ -41,16 +43,40 @@ __all__ = [
 
 FLOAT_TYPES = (np.float16, np.float32, np.float64)
 _MAX_STEPS = 10_000  # nextafter steps allowed when refining a limit (a few are ever needed)
+_MAX_ROWS = 10_000  # rows of a naive_vs_stable or compare_mask_sentinels table (one softmax each); notebooks use < 20
 
 
 def _float_dtype(dtype: object, name: str = "dtype") -> np.dtype:
+    if dtype is None:  # np.dtype(None) would silently mean float64
+        raise TypeError(f"{name} must be one of np.float16, np.float32, np.float64, got None")
     try:
         dt = np.dtype(dtype)
     except TypeError:
         raise TypeError(f"{name} must be a NumPy float type such as np.float32, got {dtype!r}") from None
     if dt.type not in FLOAT_TYPES:
-        raise TypeError(f"{name} must be one of float16, float32, float64, got {dt}")
+        raise TypeError(f"{name} must be one of float16, float32, float64, got {dtype!r} ({dt})")
     return dt
+
+
+def _check_flag(value: object, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def _items(values: object, name: str, what: str) -> list:
+    """``values`` (a list, tuple, array or other iterable, not text or a dict) as a list of at most _MAX_ROWS items."""
+    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+        raise TypeError(f"{name} must be a list of {what}, got {values!r} ({type(values).__name__})")
+    items = list(itertools.islice(values, _MAX_ROWS + 1))  # a range(10**12) is never expanded
+    if not items:
+        raise ValueError(f"{name} is empty: give at least one of {what}")
+    if len(items) > _MAX_ROWS:
+        raise ValueError(
+            f"{name} has more than {_MAX_ROWS:,} items: each one is a row of the table (a softmax of the whole input), "
+            "so a typo could run for hours; give fewer"
+        )
+    return items
 
 
 # --------------------------------------------------------------------------- where exp breaks
@@ -107,7 +133,10 @@ def float_class(value: float, dtype: object = np.float64) -> str:
     if isinstance(value, (str, bytes, bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
         raise TypeError(f"value must be a single real number, got {value!r}")
     with np.errstate(over="ignore", under="ignore"):
-        v = abs(dt.type(value))
+        try:
+            v = abs(dt.type(value))
+        except OverflowError:  # a Python int beyond every float: it rounds to inf, as 1e400 does
+            v = dt.type(math.inf)
     if np.isnan(v):
         return "nan"
     if np.isinf(v):
@@ -131,6 +160,7 @@ def logsumexp(x: object, axis: int = -1, keepdims: bool = False) -> np.ndarray:
     """
     x = _as_numeric(x, "x", min_ndim=1, finite="no_pos_inf")
     axis = _check_axis(axis, x.ndim)
+    keepdims = _check_flag(keepdims, "keepdims")
     work = _working(x)
     m = np.max(work, axis=axis, keepdims=True)  # (..., 1, ...) the maximum of each slice
     m = np.where(np.isneginf(m), 0, m)  # an all -inf slice: sum of exp is 0, log gives -inf below
@@ -188,10 +218,13 @@ def naive_vs_stable(x: object, magnitudes: Iterable[float], dtype: object = np.f
     """Softmax of magnitude·x, naive and stable, in ``dtype``, for each magnitude: where do they agree?"""
     dt = _float_dtype(dtype)
     x = _as_numeric(x, "x", min_ndim=1)
+    magnitudes = _items(magnitudes, "magnitudes", "finite numbers such as [1, 10, 100]")
     rows = []
-    for m in magnitudes:
-        if isinstance(m, bool) or not isinstance(m, (int, float, np.integer, np.floating)) or not math.isfinite(m):
-            raise ValueError(f"magnitudes must be finite numbers, got {m!r}")
+    for k, m in enumerate(magnitudes):
+        if isinstance(m, (bool, np.bool_)) or not isinstance(m, (int, float, np.integer, np.floating)):
+            raise TypeError(f"magnitudes must be finite numbers, got magnitudes[{k}] = {m!r} ({type(m).__name__})")
+        if not math.isfinite(m):
+            raise ValueError(f"magnitudes must be finite numbers, got magnitudes[{k}] = {m!r}")
         with np.errstate(over="ignore", under="ignore"):
             z = (float(m) * x).astype(dt)  # same shape as x, in the float type under test
         if not np.isfinite(z).all():
@@ -216,12 +249,14 @@ def score_spread(
     """
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy Generator, e.g. np.random.default_rng(0), got {type(rng).__name__}")
-    if isinstance(d_k, bool) or not isinstance(d_k, (int, np.integer)) or d_k < 1:
-        raise ValueError(f"d_k must be a positive integer, got {d_k!r}")
-    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 2:
-        raise ValueError(f"T must be an integer >= 2, got {T!r}")
-    if not isinstance(magnitude, (int, float, np.integer, np.floating)) or not math.isfinite(magnitude) or not magnitude > 0:
+    d_k = _check_int(d_k, "d_k", minimum=1)
+    T = _check_int(T, "T", minimum=2)
+    if isinstance(magnitude, (bool, np.bool_)) or not isinstance(magnitude, (int, float, np.integer, np.floating)):
+        raise TypeError(f"magnitude must be a finite number > 0, got {magnitude!r} ({type(magnitude).__name__})")
+    if not math.isfinite(magnitude) or not magnitude > 0:
         raise ValueError(f"magnitude must be a finite number > 0, got {magnitude!r}")
+    _refuse_large(T * d_k, f"the (T, d_k) = ({T:,}, {d_k:,}) random Q (and K)", "T or d_k")
+    _refuse_large(T * T, f"the (T, T) = ({T:,}, {T:,}) scores", "T")
     Q = magnitude * rng.standard_normal((T, d_k))  # (T, d_k)
     K = magnitude * rng.standard_normal((T, d_k))  # (T, d_k)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -270,13 +305,21 @@ def compare_mask_sentinels(
     so a row of -inf gives nan exactly as it does in a framework.
     """
     scores = _as_numeric(scores, "scores", min_ndim=2)
-    keep = np.asarray(keep)
+    try:
+        keep = np.asarray(keep)
+    except ValueError as err:  # ragged nested lists
+        raise ValueError(f"keep must be a rectangular boolean array (True = may attend): {err}") from None
     if keep.dtype != bool:
         raise TypeError(f"keep must be a boolean array (True = may attend), got dtype {keep.dtype}")
     if keep.shape != scores.shape:
         raise ValueError(f"keep has shape {keep.shape} but scores has shape {scores.shape}; they must match")
-    if not len(sentinels):
-        raise ValueError("sentinels is empty: give at least one mask value")
+    sentinels = _items(sentinels, "sentinels", "mask values such as (-np.inf, -1e9)")
+    dtypes = _items(dtypes, "dtypes", "float types such as (np.float16, np.float32)")
+    if len(sentinels) * len(dtypes) > _MAX_ROWS:
+        raise ValueError(
+            f"{len(sentinels):,} sentinels × {len(dtypes):,} dtypes make more than {_MAX_ROWS:,} rows, each a softmax "
+            "of the whole scores; give fewer"
+        )
     partial = keep.any(axis=-1) & ~keep.all(axis=-1)  # (..., T_q) rows with some keys masked, some kept
     full = ~keep.any(axis=-1)  # (..., T_q) rows with every key masked
     results = []
@@ -303,8 +346,12 @@ def compare_mask_sentinels(
 
 def format_sentinel_table(results: Sequence[SentinelResult]) -> str:
     """A plain-text table of compare_mask_sentinels' results, one line per (dtype, sentinel)."""
-    if not results or not all(isinstance(r, SentinelResult) for r in results):
-        raise TypeError("results must be the non-empty list that compare_mask_sentinels returns")
+    if (
+        not isinstance(results, Sequence)
+        or not results
+        or not all(isinstance(r, SentinelResult) for r in results)
+    ):
+        raise TypeError(f"results must be the non-empty list that compare_mask_sentinels returns, got {results!r:.80}")
 
     def full_text(row: np.ndarray | None) -> str:
         if row is None:

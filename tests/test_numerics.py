@@ -342,3 +342,84 @@ def test_check_logsumexp(capsys):
     assert "overflows" in capsys.readouterr().out
     assert not nb03.check_logsumexp(1000.0)
     assert "max(row)" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------- bad input: a message naming the argument
+
+_X = examples.T003_SCORES
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        # naive_vs_stable: magnitudes that are not a list of numbers (were "'NoneType' object is not iterable" ...)
+        (lambda: naive_vs_stable(_X, None), TypeError,
+         "magnitudes must be a list of finite numbers such as [1, 10, 100], got None (NoneType)"),
+        (lambda: naive_vs_stable(_X, 0), TypeError, "magnitudes must be a list of finite numbers such as [1, 10, 100], got 0 (int)"),
+        (lambda: naive_vs_stable(_X, True), TypeError, "magnitudes must be a list of finite numbers such as [1, 10, 100], got True (bool)"),
+        (lambda: naive_vs_stable(_X, 2.5), TypeError, "got 2.5 (float)"),
+        (lambda: naive_vs_stable(_X, "abc"), TypeError, "magnitudes must be a list of finite numbers such as [1, 10, 100], got 'abc' (str)"),
+        (lambda: naive_vs_stable(_X, {1: 2}), TypeError, "magnitudes must be a list of finite numbers such as [1, 10, 100], got {1: 2} (dict)"),
+        (lambda: naive_vs_stable(_X, []), ValueError, "magnitudes is empty: give at least one of finite numbers"),
+        (lambda: naive_vs_stable(_X, [[1.0, 2.0], [3.0]]), TypeError,
+         "magnitudes must be finite numbers, got magnitudes[0] = [1.0, 2.0] (list)"),
+        (lambda: naive_vs_stable(_X, [1, None]), TypeError, "got magnitudes[1] = None (NoneType)"),
+        (lambda: naive_vs_stable(_X, [1, True]), TypeError, "got magnitudes[1] = True (bool)"),
+        (lambda: naive_vs_stable(_X, [1, math.nan]), ValueError, "magnitudes must be finite numbers, got magnitudes[1] = nan"),
+        (lambda: naive_vs_stable(_X, range(10**12)), ValueError,
+         "magnitudes has more than 10,000 items: each one is a row of the table"),
+        (lambda: naive_vs_stable(_X, [1], None), TypeError, "dtype must be one of np.float16, np.float32, np.float64, got None"),
+        # dtype: None no longer means float64 silently; the message shows what was given
+        (lambda: exp_limits(None), TypeError, "dtype must be one of np.float16, np.float32, np.float64, got None"),
+        (lambda: exp_limits({}), TypeError, "dtype must be one of float16, float32, float64, got {} ("),
+        (lambda: float_class(1.0, None), TypeError, "dtype must be one of np.float16"),
+        # logsumexp: keepdims is a flag
+        (lambda: logsumexp(_X, keepdims="abc"), TypeError, "keepdims must be True or False, got 'abc'"),
+        (lambda: logsumexp(_X, keepdims=None), TypeError, "keepdims must be True or False, got None"),
+        # score_spread: wrong kinds are TypeErrors naming the argument; sizes above 1 GiB are refused, not a MemoryError
+        (lambda: score_spread(1.0, None, np.random.default_rng(0)), TypeError, "d_k must be an integer, got None (NoneType)"),
+        (lambda: score_spread(1.0, 2.5, np.random.default_rng(0)), TypeError, "d_k must be an integer, got 2.5 (float)"),
+        (lambda: score_spread(1.0, 4, np.random.default_rng(0), T=1), ValueError, "T must be at least 2, got 1"),
+        (lambda: score_spread(1.0, 4, np.random.default_rng(0), T="abc"), TypeError, "T must be an integer, got 'abc' (str)"),
+        (lambda: score_spread(True, 4, np.random.default_rng(0)), TypeError, "magnitude must be a finite number > 0, got True (bool)"),
+        (lambda: score_spread("abc", 4, np.random.default_rng(0)), TypeError, "magnitude must be a finite number > 0, got 'abc' (str)"),
+        (lambda: score_spread(math.nan, 4, np.random.default_rng(0)), ValueError, "magnitude must be a finite number > 0, got nan"),
+        (lambda: score_spread(1.0, 10**12, np.random.default_rng(0)), ValueError,
+         "the (T, d_k) = (64, 1,000,000,000,000) random Q (and K) would take 512,000,000,000,000 bytes (466 TiB), "
+         "above the limit of 1 GiB per array that keeps a typo from exhausting the memory: lower T or d_k"),
+        (lambda: score_spread(1.0, 4, np.random.default_rng(0), T=10**12), ValueError,
+         "the (T, d_k) = (1,000,000,000,000, 4) random Q (and K)"),
+        (lambda: score_spread(1.0, 1, np.random.default_rng(0), T=20_000), ValueError,
+         "the (T, T) = (20,000, 20,000) scores would take 3,200,000,000 bytes (2.98 GiB)"),
+        # compare_mask_sentinels: keep, sentinels and dtypes of the wrong kind
+        (lambda: compare_mask_sentinels(SCORES, [[True, False], [True]]), ValueError,
+         "keep must be a rectangular boolean array (True = may attend)"),
+        (lambda: compare_mask_sentinels(SCORES, KEEP, sentinels=None), TypeError,
+         "sentinels must be a list of mask values such as (-np.inf, -1e9), got None (NoneType)"),
+        (lambda: compare_mask_sentinels(SCORES, KEEP, sentinels=-1e9), TypeError,
+         "sentinels must be a list of mask values such as (-np.inf, -1e9), got -1000000000.0 (float)"),
+        (lambda: compare_mask_sentinels(SCORES, KEEP, sentinels="abc"), TypeError, "sentinels must be a list of mask values"),
+        (lambda: compare_mask_sentinels(SCORES, KEEP, sentinels=[]), ValueError, "sentinels is empty"),
+        (lambda: compare_mask_sentinels(SCORES, KEEP, dtypes=None), TypeError,
+         "dtypes must be a list of float types such as (np.float16, np.float32), got None (NoneType)"),
+        (lambda: compare_mask_sentinels(SCORES, KEEP, dtypes=np.float32), TypeError, "dtypes must be a list of float types"),
+        (lambda: compare_mask_sentinels(SCORES, KEEP, dtypes="abc"), TypeError, "dtypes must be a list of float types"),
+        (lambda: compare_mask_sentinels(SCORES, KEEP, dtypes=[]), ValueError, "dtypes is empty"),
+        (lambda: compare_mask_sentinels(SCORES, KEEP, sentinels=[-1.0] * 5_001), ValueError,
+         "5,001 sentinels × 2 dtypes make more than 10,000 rows"),
+        # format_sentinel_table: anything but compare_mask_sentinels' list (was "'int' object is not iterable")
+        (lambda: format_sentinel_table(-3), TypeError,
+         "results must be the non-empty list that compare_mask_sentinels returns, got -3"),
+        (lambda: format_sentinel_table(2.5), TypeError, "results must be the non-empty list that compare_mask_sentinels returns, got 2.5"),
+        (lambda: format_sentinel_table(None), TypeError, "results must be the non-empty list"),
+    ],
+)
+def test_bad_input_gets_a_message_naming_the_argument(call, error, message):
+    with pytest.raises(error) as info:
+        call()
+    assert message in str(info.value)
+
+
+def test_float_class_of_an_int_beyond_every_float_is_inf_not_an_overflow_error():
+    assert float_class(10**400) == "inf" and float_class(-(10**400), np.float16) == "inf"
+    assert float_class(10**30, np.float16) == "inf" and float_class(10**30) == "normal"
