@@ -683,7 +683,7 @@ def plot_residual_stream(
         ax.set_yticks(range(R), labels=rows, fontsize=7)
         ax.set_xticks(range(C), labels=cols, fontsize=6)
         ax.tick_params(length=0)
-        ax.set_title(title, fontsize=9, loc="left", pad=14)
+        ax.set_title(title, fontsize=9, loc="left", pad=24)  # above the block names
         for name, s in spans:
             if s.start > 0:
                 ax.axvline(s.start - 0.5, color="white", lw=2.5)
