@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,6 +34,7 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure, SubFigure
 from matplotlib.patches import Rectangle
 
+from helpers.attention import MAX_BYTES, _size
 from helpers.panels import (
     AXIS_LABELS,
     CMAP,
@@ -74,6 +76,9 @@ __all__ = [
 ]
 
 DPI = 100  # inline figures; make images saves at 2 * DPI (sharp on HiDPI screens)
+# Limits that keep a typo from freezing the kernel (notebooks stay far below: 14.5 inches, 10 × 10 cells, dpi 200)
+MAX_INCHES = 100.0  # a side of a figure: 10,000 pixels at DPI
+MAX_CELLS = 10_000  # cells that print their value in one figure (heatmap draws a 100 × 100 matrix in about 25 s)
 _CBAR_LABELS = LEGEND_LABELS
 _AXIS_LABELS = AXIS_LABELS
 _text_colors = text_colors
@@ -110,6 +115,79 @@ def _check_labels(labels: object, n: int, name: str, shape: tuple) -> list[str]:
     if len(labels) != n:
         raise ValueError(f"{name} has {len(labels)} labels but the matrix has shape {shape}: need {n}")
     return labels
+
+
+def _check_flag(value: object, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def _check_real(value: object, name: str, what: str) -> float:
+    """A finite real number > 0 (not a bool), or a TypeError/ValueError naming ``name`` and ``what`` it is."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be {what}, got {value!r} ({type(value).__name__})")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    return float(value)
+
+
+def _check_figsize(figsize: object, name: str = "figsize") -> tuple[float, float]:
+    """(width, height) in inches, each a finite number > 0 and at most MAX_INCHES."""
+    if isinstance(figsize, (str, bytes)) or not isinstance(figsize, Sequence | np.ndarray) or len(figsize) != 2:
+        raise TypeError(f"{name} must be (width, height) in inches, such as (6.4, 4.8), got {figsize!r}")
+    w, h = (_check_real(v, f"{name}[{k}]", "a width or height in inches, a number > 0") for k, v in enumerate(figsize))
+    if max(w, h) > MAX_INCHES:
+        raise ValueError(
+            f"{name} = {figsize!r} is too large: a side of at most {MAX_INCHES:g} inches ({MAX_INCHES * DPI:,.0f} pixels "
+            "on screen), so that a typo cannot freeze the kernel"
+        )
+    return w, h
+
+
+def _check_dpi(dpi: object, figsize: tuple[float, float]) -> float:
+    """dots per inch > 0 for a figure of ``figsize`` inches, whose image stays under Agg's 2**16 pixels and 1 GiB."""
+    dpi = _check_real(dpi, "dpi", "dots per inch, a number > 0 (100 on screen, 200 for images/)")
+    w, h = round(figsize[0] * dpi), round(figsize[1] * dpi)
+    if max(w, h) >= 2**16 or 4 * w * h > MAX_BYTES:
+        raise ValueError(
+            f"dpi = {dpi:g} is too large for a figure of {figsize[0]:g} × {figsize[1]:g} inches: its image would be "
+            f"{w:,} × {h:,} pixels ({_size(4 * w * h)}); at most 65,535 pixels a side and 1 GiB, so that a typo cannot "
+            "exhaust the memory"
+        )
+    return dpi
+
+
+def _check_fontsize(fontsize: object) -> float | None:
+    if fontsize is None:
+        return None
+    size = _check_real(fontsize, "fontsize", "None or a size in points, such as 9")
+    if size > 100:
+        raise ValueError(f"fontsize must be at most 100 points, got {fontsize!r}")
+    return size
+
+
+def _check_cells(n_cells: int, what: str) -> None:
+    """A ValueError if a figure would print more than MAX_CELLS values (a figure that takes minutes to draw)."""
+    if n_cells > MAX_CELLS:
+        raise ValueError(
+            f"{what} has {n_cells:,} cells; a heatmap prints every value, so it draws at most {MAX_CELLS:,} "
+            "(100 × 100, readable only far below that): show a slice, such as matrix[:10, :10]"
+        )
+
+
+def _check_fig(fig: object) -> Figure | SubFigure | None:
+    if fig is not None and not isinstance(fig, (Figure, SubFigure)):
+        raise TypeError(f"fig must be a matplotlib Figure (or SubFigure) or None, got {type(fig).__name__}")
+    return fig
+
+
+def _check_titles(titles: object, n: int, what: str) -> list:
+    if isinstance(titles, (str, bytes)) or not isinstance(titles, Sequence | np.ndarray):
+        raise TypeError(f"titles must be a list of {n} strings (one per {what}), got {titles!r}")
+    if len(titles) != n:
+        raise ValueError(f"titles must be a list of {n} strings (one per {what}), got {len(titles)}: {titles!r}")
+    return list(titles)
 
 
 def _check_kind(kind: object) -> str:
@@ -293,7 +371,12 @@ def heatmap(
     """Draw a (R, C) matrix as an annotated heatmap; returns a ``Heatmap`` handle with ``.update``."""
     kind = _check_kind(kind)
     data = _check_matrix(matrix)
+    _check_cells(data.size, f"matrix (shape {data.shape})")
     _check_fmt(fmt)
+    colorbar = _check_flag(colorbar, "colorbar")
+    fontsize = _check_fontsize(fontsize)
+    if figsize is not None:
+        figsize = _check_figsize(figsize)
     R, C = data.shape
     rows = _check_labels(row_labels, R, "row_labels", data.shape)
     cols = _check_labels(col_labels, C, "col_labels", data.shape)
@@ -351,6 +434,7 @@ def heatmap_grid(
             f"{type(matrices).__name__}{'' if not isinstance(matrices, np.ndarray) else f' with shape {matrices.shape}'}"
         )
     data = [_check_matrix(m, f"matrices[{k}]") for k, m in enumerate(items)]
+    _check_cells(sum(m.size for m in data), f"matrices ({len(data):,} of them)")
     shape = data[0].shape
     for k, m in enumerate(data):
         if m.shape != shape:
@@ -358,8 +442,11 @@ def heatmap_grid(
     n = len(data)
     if titles is None:
         titles = [f"head {k + 1}" for k in range(n)]  # heads counted from 1, as everywhere
-    elif isinstance(titles, (str, bytes)) or len(titles) != n:
-        raise ValueError(f"titles must be a list of {n} strings (one per matrix), got {titles!r}")
+    else:
+        titles = _check_titles(titles, n, "matrix")
+    fig = _check_fig(fig)
+    if figsize is not None:
+        figsize = _check_figsize(figsize)
     if ncols is None:
         ncols = min(n, 4)
     if isinstance(ncols, bool) or not isinstance(ncols, numbers.Integral) or ncols < 1:
@@ -375,6 +462,11 @@ def heatmap_grid(
         if figsize is None:
             cell = 0.5 if max(R, C) <= 4 else 0.4
             figsize = (0.9 + ncols * (0.8 + cell * C) + 1.0, 0.3 + nrows * (0.85 + cell * R) + (0.4 if suptitle else 0))
+            if max(figsize) > MAX_INCHES:
+                raise ValueError(
+                    f"{n} matrices of shape {shape} in {ncols} columns need a figure of {figsize[0]:.1f} × "
+                    f"{figsize[1]:.1f} inches, above {MAX_INCHES:g} inches a side: draw fewer, or more columns (ncols)"
+                )
         fig = _new_figure(figsize)
     axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
     handles = []
@@ -410,6 +502,8 @@ def plain_figure(figsize: tuple[float, float], *, dpi: int = DPI) -> Figure:
     """A Figure on its own Agg canvas that pyplot does not manage (``display(fig)`` shows it once)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
+    figsize = _check_figsize(figsize)
+    dpi = _check_dpi(dpi, figsize)
     fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
     FigureCanvasAgg(fig)
 
@@ -426,6 +520,8 @@ def plain_figure(figsize: tuple[float, float], *, dpi: int = DPI) -> Figure:
 
 def view_size(view: View) -> tuple[float, float]:
     """The figsize ``draw_view`` picks: 0.45 inch per cell, panels in rows of ``view.ncols``."""
+    if not isinstance(view, View):
+        raise TypeError(f"view must be a helpers.panels.View, got {type(view).__name__}")
     rows = _view_rows(view)
     cell = 0.45 if max(max(p.matrix.shape) for p in view.panels) <= 4 else 0.4
     width = max(sum(p.matrix.shape[1] * cell + 0.45 for p in r) for r in rows) + 0.6
@@ -443,8 +539,15 @@ def draw_view(view: View, *, fig: Figure | None = None, managed: bool = True) ->
     """Draw a ``helpers.panels.View`` with matplotlib: the same panels, colours and texts as the live HTML."""
     if not isinstance(view, View):
         raise TypeError(f"view must be a helpers.panels.View, got {type(view).__name__}")
+    _check_cells(sum(p.matrix.size for p in view.panels), f"the view ({len(view.panels)} panels)")
+    fig = _check_fig(fig)
+    managed = _check_flag(managed, "managed")
     if fig is None:
-        fig = _new_figure(view_size(view)) if managed else plain_figure(view_size(view))
+        size = view_size(view)
+        if max(size) > MAX_INCHES:
+            raise ValueError(f"the view needs a figure of {size[0]} × {size[1]} inches, above {MAX_INCHES:g} a side: "
+                             "fewer panels, or more of them per row (View.ncols)")
+        fig = _new_figure(size) if managed else plain_figure(size)
     rows = _view_rows(view)
     hosts = list(fig.subfigures(len(rows), 1)) if len(rows) > 1 else [fig]
     width = max(sum(p.matrix.shape[1] + 1 for p in r) for r in rows)
@@ -483,6 +586,17 @@ def step_view(
     fmt: str | Callable[[float], str] | None = None,
 ) -> Figure:
     """Draw helpers.attention_steps(...) as seven annotated matrices, scores -> ... -> output (as the live view)."""
+    if scale is not None:
+        if isinstance(scale, (bool, np.bool_)) or not isinstance(scale, numbers.Real):
+            raise TypeError(f"scale must be None or the number the scores were multiplied by, got {scale!r}")
+        if not math.isfinite(scale):
+            raise ValueError(f"scale must be a finite number (the one the scores were multiplied by), got {scale!r}")
+    panels = step_panels(steps, None, scale=scale, fmt=fmt)  # checks steps; the labels are checked below by name
+    (T_q, T_k), d_v = panels[0].matrix.shape, panels[-1].matrix.shape[1]
+    if token_labels is not None and T_q == T_k:
+        _check_labels(token_labels, T_q, "token_labels", (T_q, T_k))
+    if feature_labels is not None:
+        _check_labels(feature_labels, d_v, "feature_labels", panels[-1].matrix.shape)
     panels = step_panels(steps, token_labels, feature_labels=feature_labels, scale=scale, fmt=fmt)
     if one_row is None:
         one_row = sum(p.matrix.shape[1] for p in panels) <= 21
@@ -511,6 +625,7 @@ def plot_head_split(d_model: int, n_heads: int, wrong: bool = False, *, T: int =
     d_model = _check_pos_int(d_model, "d_model")
     n_heads = _check_pos_int(n_heads, "n_heads")
     T = _check_pos_int(T, "T")
+    wrong = _check_flag(wrong, "wrong")
     if d_model % n_heads:
         raise ValueError(f"d_model {d_model} is not a multiple of n_heads {n_heads}; each head needs d_model / n_heads columns")
     if d_model > 16 or T > 6:
@@ -665,8 +780,7 @@ def plot_residual_stream(
     shape = data[0].shape
     if any(m.shape != shape for m in data):
         raise ValueError(f"every stream must have the shape of streams[0], {shape}; got {[m.shape for m in data]}")
-    if isinstance(titles, (str, bytes)) or len(titles) != len(data):
-        raise ValueError(f"titles must be a list of {len(data)} strings (one per stream), got {titles!r}")
+    titles = _check_titles(titles, len(data), "stream")
     R, C = shape
     rows = _check_labels(row_labels, R, "row_labels", shape)
     cols = _check_labels(col_labels, C, "col_labels", shape)
@@ -675,7 +789,11 @@ def plot_residual_stream(
     if not spans or edges is None or [s.start for _, s in spans] != edges[:-1] or edges[-1] != C:
         raise ValueError(f"blocks must map names to consecutive slices covering the {C} features, got {blocks!r}")
     cell = 0.19
-    fig = _new_figure((round(1.2 + cell * C + 1.0, 1), round(len(data) * (cell * R + 0.75) + (0.3 if suptitle else 0), 1)))
+    size = (round(1.2 + cell * C + 1.0, 1), round(len(data) * (cell * R + 0.75) + (0.3 if suptitle else 0), 1))
+    if max(size) > MAX_INCHES:
+        raise ValueError(f"{len(data)} streams of shape {shape} need a figure of {size[0]} × {size[1]} inches, above "
+                         f"{MAX_INCHES:g} a side: show fewer stages, positions or features")
+    fig = _new_figure(size)
     axes = np.atleast_1d(fig.subplots(len(data), 1))
     norm = Normalize(0.0, 1.0)
     for ax, m, title in zip(axes, data, titles, strict=True):
@@ -702,6 +820,9 @@ def save_figure(fig: Figure, path: str | Path, *, dpi: int = 2 * DPI) -> Path:
     """Save ``fig`` at a fixed size and dpi (no tight bbox), without a timestamp, for ``make images``."""
     if not isinstance(fig, Figure):
         raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a file name (str or pathlib.Path) ending in .png or .svg, got {path!r}")
+    dpi = _check_dpi(dpi, tuple(fig.get_size_inches()))
     path = Path(path)
     if path.suffix.lower() not in (".png", ".svg"):
         raise ValueError(f"path must end in .png or .svg, got {str(path)!r}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 
@@ -265,3 +266,93 @@ def test_importing_plots_imports_neither_pyplot_nor_ipywidgets_and_changes_no_rc
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+# --------------------------------------------------------------------------- bad input: a message naming the argument
+
+
+def _steps():
+    Q, K, V = helpers.project_qkv(E.T001_X, E.T001_WQ, E.T001_WK, E.T001_WV)  # (3, 3) each
+    return helpers.attention_steps(Q, K, V)
+
+
+def _view():
+    return P.View([P.Panel(np.eye(3), "eye")], "one panel")
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        # plain_figure: figsize not a pair (was "object of type 'int' has no len()"), too large, a bad dpi
+        (lambda: P.plain_figure(3), TypeError, "figsize must be (width, height) in inches, such as (6.4, 4.8), got 3"),
+        (lambda: P.plain_figure(None), TypeError, "figsize must be (width, height) in inches, such as (6.4, 4.8), got None"),
+        (lambda: P.plain_figure("abc"), TypeError, "figsize must be (width, height) in inches, such as (6.4, 4.8), got 'abc'"),
+        (lambda: P.plain_figure([[1.0, 2.0], [3.0]]), TypeError,
+         "figsize[0] must be a width or height in inches, a number > 0, got [1.0, 2.0] (list)"),
+        (lambda: P.plain_figure((3, True)), TypeError, "figsize[1] must be a width or height in inches, a number > 0, got True (bool)"),
+        (lambda: P.plain_figure((0, 2)), ValueError, "figsize[0] must be a width or height in inches, a number > 0, got 0"),
+        (lambda: P.plain_figure((-3, 2)), ValueError, "figsize[0] must be a width or height in inches, a number > 0, got -3"),
+        (lambda: P.plain_figure((3, math.nan)), ValueError, "figsize[1] must be a width or height in inches, a number > 0, got nan"),
+        (lambda: P.plain_figure((10**12, 2)), ValueError,
+         "figsize = (1000000000000, 2) is too large: a side of at most 100 inches (10,000 pixels on screen)"),
+        (lambda: P.plain_figure((3, 2), dpi="abc"), TypeError,
+         "dpi must be dots per inch, a number > 0 (100 on screen, 200 for images/), got 'abc' (str)"),
+        (lambda: P.plain_figure((3, 2), dpi=0), ValueError, "dpi must be dots per inch, a number > 0 (100 on screen, 200 for images/), got 0"),
+        (lambda: P.plain_figure((3, 2), dpi=10**12), ValueError,
+         "dpi = 1e+12 is too large for a figure of 3 × 2 inches: its image would be 3,000,000,000,000 × "
+         "2,000,000,000,000 pixels (2.18e+13 TiB); at most 65,535 pixels a side and 1 GiB"),
+        # heatmap and heatmap_grid: figsize, fontsize, colorbar, fig, titles; a matrix too large to print
+        (lambda: P.heatmap(np.eye(3), figsize=2.5), TypeError, "figsize must be (width, height) in inches"),
+        (lambda: P.heatmap(np.eye(3), fontsize="abc"), TypeError, "fontsize must be None or a size in points, such as 9, got 'abc' (str)"),
+        (lambda: P.heatmap(np.eye(3), fontsize=[]), TypeError, "fontsize must be None or a size in points, such as 9, got [] (list)"),
+        (lambda: P.heatmap(np.eye(3), fontsize=-3), ValueError, "fontsize must be None or a size in points, such as 9, got -3"),
+        (lambda: P.heatmap(np.eye(3), fontsize=10**12), ValueError, "fontsize must be at most 100 points, got 1000000000000"),
+        (lambda: P.heatmap(np.eye(3), colorbar="abc"), TypeError, "colorbar must be True or False, got 'abc'"),
+        (lambda: P.heatmap(np.zeros((101, 100)), kind="values"), ValueError,
+         "matrix (shape (101, 100)) has 10,100 cells; a heatmap prints every value, so it draws at most 10,000"),
+        (lambda: P.heatmap_grid([np.eye(3)] * 2, 0), TypeError, "titles must be a list of 2 strings (one per matrix), got 0"),
+        (lambda: P.heatmap_grid([np.eye(3)] * 2, ["one"]), ValueError, "titles must be a list of 2 strings (one per matrix), got 1: ['one']"),
+        (lambda: P.heatmap_grid([np.eye(3)] * 2, fig="abc"), TypeError, "fig must be a matplotlib Figure (or SubFigure) or None, got str"),
+        (lambda: P.heatmap_grid([np.eye(3)] * 2, figsize=(3, None)), TypeError, "figsize[1] must be a width or height in inches"),
+        (lambda: P.heatmap_grid([np.zeros((10, 10))] * 101), ValueError,
+         "matrices (101 of them) has 10,100 cells; a heatmap prints every value"),
+        (lambda: P.heatmap_grid([np.eye(2)] * 1000, ncols=1), ValueError,
+         "1000 matrices of shape (2, 2) in 1 columns need a figure of"),
+        # views: view_size and draw_view of something else (was "'NoneType' object has no attribute 'ncols'")
+        (lambda: P.view_size(None), TypeError, "view must be a helpers.panels.View, got NoneType"),
+        (lambda: P.draw_view(_view(), fig=3), TypeError, "fig must be a matplotlib Figure (or SubFigure) or None, got int"),
+        (lambda: P.draw_view(_view(), managed="abc"), TypeError, "managed must be True or False, got 'abc'"),
+        (lambda: P.draw_view(P.View([P.Panel(np.eye(60), k) for k in "abc"])), ValueError,
+         "the view (3 panels) has 10,800 cells; a heatmap prints every value, so it draws at most 10,000"),
+        # step_view: scale (was "could not convert string to float"), labels named as the caller named them
+        (lambda: P.step_view(_steps(), scale="abc"), TypeError, "scale must be None or the number the scores were multiplied by, got 'abc'"),
+        (lambda: P.step_view(_steps(), scale=[1.0]), TypeError, "scale must be None or the number"),
+        (lambda: P.step_view(_steps(), scale=math.nan), ValueError, "scale must be a finite number (the one the scores were multiplied by), got nan"),
+        (lambda: P.step_view(_steps(), "abc"), TypeError, "token_labels must be a list of 3 labels, got str"),
+        (lambda: P.step_view(_steps(), ["a", "b"]), ValueError, "token_labels has 2 labels but the matrix has shape (3, 3): need 3"),
+        (lambda: P.step_view(_steps(), feature_labels=0), TypeError, "feature_labels must be a list of 3 labels, got int"),
+        # one-off figures
+        (lambda: P.plot_head_split(4, 2, "abc"), TypeError, "wrong must be True or False, got 'abc'"),
+        (lambda: P.plot_residual_stream([np.eye(2)], None, {"a": slice(0, 2)}, row_labels=["1", "2"], col_labels=["1", "2"]),
+         TypeError, "titles must be a list of 1 strings (one per stream), got None"),
+        (lambda: P.plot_residual_stream([np.zeros((2, 600))], ["t"], {"a": slice(0, 600)}, row_labels=["1", "2"],
+                                        col_labels=[str(k) for k in range(600)]),
+         ValueError, "1 streams of shape (2, 600) need a figure of 116.2 × 1.1 inches, above 100 a side"),
+        (lambda: P.save_figure(P.plain_figure((3, 2)), None), TypeError,
+         "path must be a file name (str or pathlib.Path) ending in .png or .svg, got None"),
+        (lambda: P.save_figure(P.plain_figure((3, 2)), "a.png", dpi=math.nan), ValueError,
+         "dpi must be dots per inch, a number > 0 (100 on screen, 200 for images/), got nan"),
+        (lambda: P.save_figure(P.plain_figure((3, 2)), "a.png", dpi=10**5), ValueError,
+         "dpi = 100000 is too large for a figure of 3 × 2 inches: its image would be 300,000 × 200,000 pixels"),
+    ],
+)
+def test_bad_input_gets_a_message_naming_the_argument(call, error, message):
+    with pytest.raises(error) as info:
+        call()
+    assert message in str(info.value)
+
+
+def test_the_limits_leave_room_for_what_the_notebooks_draw():
+    hm = P.heatmap(np.zeros((3, 3)), figsize=(14.5, 3.6), fontsize=9)  # 07's widest grid; a (100, 100) matrix is allowed
+    assert tuple(hm.fig.get_size_inches()) == (14.5, 3.6)
+    assert tuple(P.plain_figure((11.69, 8.27), dpi=2 * P.DPI).get_size_inches()) == (11.69, 8.27)  # the formula card
