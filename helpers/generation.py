@@ -78,10 +78,36 @@ def _check_widths(W_q_shape: tuple, W_k_shape: tuple, W_v_shape: tuple, n_heads:
     return d_head
 
 
-def _check_w_o(W_o: object, width: int) -> np.ndarray | None:
+_FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _matrix_unscanned(W: object, name: str) -> np.ndarray:
+    """W as a float array, checked for kind and shape but not scanned for NaN/inf.
+
+    For decode_step, which sees the same weight matrices at every token: scanning them each time would
+    cost more than the step itself. A NaN or inf in W makes the product with W non-finite (0 · NaN and
+    0 · inf are NaN), and ``_refuse_non_finite`` then names W. Anything but a float ndarray is checked in full.
+    """
+    if not (isinstance(W, np.ndarray) and W.dtype in _FLOAT_DTYPES):
+        return _as_numeric(W, name)
+    if W.size == 0:
+        raise ValueError(f"{name} is empty (shape {W.shape}): attention needs at least one token and one feature")
+    return W
+
+
+def _refuse_non_finite(product: np.ndarray, what: str, *weights: tuple[str, np.ndarray]) -> None:
+    """Raise if ``product`` is not finite: name a weight matrix holding NaN/inf if one does, else an overflow."""
+    if np.isfinite(product).all():
+        return
+    for name, W in weights:
+        _as_numeric(W, name)  # raises "W_q contains NaN (first at index ...)" when W holds one
+    _check_product_finite(product, what)  # finite inputs: an overflow
+
+
+def _check_w_o(W_o: object, width: int, *, scan: bool = True) -> np.ndarray | None:
     if W_o is None:
         return None
-    W_o = _as_numeric(W_o, "W_o")
+    W_o = _as_numeric(W_o, "W_o") if scan else _matrix_unscanned(W_o, "W_o")
     if W_o.ndim != 2 or W_o.shape[0] != width:
         raise ValueError(
             f"W_o has shape {W_o.shape} but the concatenated heads have {width} columns; "
@@ -95,7 +121,7 @@ def _apply_w_o(concat: np.ndarray, W_o: np.ndarray | None) -> np.ndarray:
         return concat
     with np.errstate(over="ignore", invalid="ignore"):
         out = concat @ W_o  # (..., h * d_head) @ (h * d_head, d_out) -> (..., d_out)
-    _check_product_finite(out, f"concat(heads) {concat.shape} @ W_o {W_o.shape}")
+    _refuse_non_finite(out, f"concat(heads) {concat.shape} @ W_o {W_o.shape}", ("W_o", W_o))
     return out
 
 
@@ -223,6 +249,10 @@ class KVCache:
         v = self._check_new(v, "v")  # (g, t, d_head)
         if k.shape != v.shape or k.dtype != v.dtype:
             raise ValueError(f"k and v must have the same shape and dtype, got {k.shape} {k.dtype} and {v.shape} {v.dtype}")
+        self._store(k, v)
+
+    def _store(self, k: np.ndarray, v: np.ndarray) -> None:
+        """append without its checks: k and v are (g, t, d_head) float arrays of the cache's dtype."""
         t = k.shape[1]
         self._seen += t
         if self.window is not None and t > self.window:  # only the last w new positions can stay
@@ -275,7 +305,7 @@ def decode_step(
         )
     Ws = []
     for name, W in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v)):
-        W = _as_numeric(W, name)
+        W = _matrix_unscanned(W, name)  # scanned for NaN/inf only if a product is not finite (below)
         if W.ndim != 2:
             raise ValueError(f"{name} must be a 2-D matrix (d_in, d_out), got shape {W.shape}")
         if W.shape[0] != x.shape[0]:
@@ -288,27 +318,47 @@ def decode_step(
             f"the cache holds n_kv_heads = {cache.n_kv_heads}, d_head = {cache.d_head} but this call has "
             f"n_kv_heads = {n_kv_heads}, d_head = {d_head}: one cache per layer, made with the layer's head counts"
         )
-    W_o = _check_w_o(W_o, n_heads * d_head)
-    g, r = n_kv_heads, n_heads // n_kv_heads
-    with np.errstate(over="ignore", invalid="ignore"):
+    W_o = _check_w_o(W_o, n_heads * d_head, scan=False)
+    g = n_kv_heads
+    # One errstate for the whole step (each costs microseconds; a step at d_model = 512 costs a few hundred):
+    # every product below is checked for NaN/inf right after it is made.
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         q = x @ W_q  # (d_in,) @ (d_in, h·d_head) -> (h·d_head,)
         k = x @ W_k  # (d_in,) @ (d_in, g·d_head) -> (g·d_head,)
         v = x @ W_v  # (d_in,) @ (d_in, g·d_head) -> (g·d_head,)
-    for name, W, p in (("W_q", W_q, q), ("W_k", W_k, k), ("W_v", W_v, v)):
-        _check_product_finite(p, f"x {x.shape} @ {name} {W.shape}")
-    cache.append(k.reshape(g, 1, d_head), v.reshape(g, 1, d_head))  # (g·d_head,) -> (g, 1, d_head)
-    K, V = cache.K, cache.V  # (g, n, d_head) each, views
-    dtype = np.result_type(q, K, V)
-    with np.errstate(over="ignore", invalid="ignore"):
-        scores = q.reshape(g, r, d_head) @ np.swapaxes(K, -1, -2)  # (g, r, d_head) @ (g, d_head, n) -> (g, r, n)
-        scores = scores.astype(dtype, copy=False)  # (g, r, n)
-        scores *= dtype.type(1.0 / math.sqrt(d_head))  # (g, r, n) scaled by 1/√d_head, in place
+        for name, W, p in (("W_q", W_q, q), ("W_k", W_k, k), ("W_v", W_v, v)):
+            _refuse_non_finite(p, f"x {x.shape} @ {name} {W.shape}", (name, W))
+        if cache._k is not None and k.dtype != cache._k.dtype:
+            raise TypeError(f"this step computes {k.dtype} keys but the cache holds {cache._k.dtype} (set by its "
+                            "first append): give x and the weight matrices the cache's float type")
+        before = (cache._k, cache._v, cache._start, cache._stop, cache._seen)  # to undo the append on a refusal
+        cache._store(k.reshape(g, 1, d_head), v.reshape(g, 1, d_head))  # (g·d_head,) -> (g, 1, d_head), checked
+        try:
+            return _attend_cached(q, cache, n_heads, n_kv_heads, d_head, W_o)
+        except ValueError:
+            cache._k, cache._v, cache._start, cache._stop, cache._seen = before  # no kept row was overwritten
+            raise
+
+
+def _attend_cached(
+    q: np.ndarray, cache: KVCache, n_heads: int, n_kv_heads: int, d_head: int, W_o: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """decode_step after the append (inside its errstate): q (h·d_head,) against the cache; (output, weights (h, n))."""
+    g, r = n_kv_heads, n_heads // n_kv_heads
+    K = cache._k[:, cache._start : cache._stop]  # (g, n, d_head) the cached keys, a view
+    V = cache._v[:, cache._start : cache._stop]  # (g, n, d_head)
+    scores = q.reshape(g, r, d_head) @ np.swapaxes(K, -1, -2)  # (g, r, d_head) @ (g, d_head, n) -> (g, r, n)
+    scores *= scores.dtype.type(1.0 / math.sqrt(d_head))  # (g, r, n) scaled by 1/√d_head, in place
     if not np.isfinite(scores).all():
-        raise ValueError(f"the scores q Kᵀ overflow {dtype}: use smaller inputs or a wider float type")
+        raise ValueError(f"the scores q Kᵀ overflow {scores.dtype}: use smaller inputs or a wider float type")
     weights = _softmax_in_place(scores)  # (g, r, n) every row sums to 1
     out = weights @ V  # (g, r, n) @ (g, n, d_head) -> (g, r, d_head)
     concat = out.reshape(n_heads * d_head)  # (g, r, d_head) -> (h·d_head,), query head order
-    return _apply_w_o(concat, W_o), weights.reshape(n_heads, -1)  # (d_out,), (h, n)
+    if W_o is None:
+        return concat, weights.reshape(n_heads, -1)  # (h·d_head,), (h, n)
+    output = concat @ W_o  # (h·d_head,) @ (h·d_head, d_out) -> (d_out,)
+    _refuse_non_finite(output, f"concat(heads) {concat.shape} @ W_o {W_o.shape}", ("W_o", W_o))
+    return output, weights.reshape(n_heads, -1)  # (d_out,), (h, n)
 
 
 # --------------------------------------------------------------------------- memory

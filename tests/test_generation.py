@@ -432,3 +432,51 @@ def test_kv_cache_bytes_of_the_published_configurations_at_4k_tokens():
     got = {name: kv_cache_bytes(m["n_layers"], m["n_kv_heads"], m["d_head"], 4096) for name, m in MODELS.items()}
     assert got == {"GPT-2 small": 2 * 12 * 12 * 64 * 4096 * 2, "Llama 2 7B": 2 * GiB,
                    "Llama 3 8B": GiB // 2, "Mistral 7B": GiB // 2}
+
+
+# ================================================================ decode_step names a bad weight matrix
+
+
+@pytest.mark.parametrize("name", ["W_q", "W_k", "W_v", "W_o"])
+@pytest.mark.parametrize(("bad", "msg"), [(np.nan, "contains NaN"), (np.inf, "contains an infinite value")])
+def test_decode_step_names_a_weight_matrix_holding_nan_or_inf_and_leaves_the_cache_unchanged(name, bad, msg):
+    X, W_q, W_k, W_v = _layer()
+    Ws = {"W_q": W_q, "W_k": W_k, "W_v": W_v, "W_o": np.ones((8, 3))}
+    Ws[name] = Ws[name].copy()
+    Ws[name][1, 1] = bad  # decode_step does not scan its weight matrices; the non-finite product gives it away
+    cache = KVCache(2, 2)
+    decode_step(X[0], cache, W_q, W_k, W_v, 4, 2)
+    K_before = cache.K.copy()
+    with pytest.raises(ValueError, match=rf"{name} {msg} \(first at index \(1, 1\)"):
+        decode_step(X[1], cache, Ws["W_q"], Ws["W_k"], Ws["W_v"], 4, 2, W_o=Ws["W_o"])
+    assert len(cache) == 1 and cache.n_seen == 1
+    np.testing.assert_array_equal(cache.K, K_before)
+    decode_step(X[1], cache, W_q, W_k, W_v, 4, 2)  # the cache still works
+    assert len(cache) == 2
+
+
+def test_decode_step_says_when_a_product_overflows():
+    X, W_q, W_k, W_v = _layer()
+    W_big = np.full_like(W_q, 1e308)
+    with pytest.raises(ValueError, match=r"the product x \(3,\) @ W_q \(3, 8\) overflows float64"):
+        decode_step(X[0] * 10, KVCache(2, 2), W_big, W_k, W_v, 4, 2)
+
+
+def test_decode_step_takes_weight_matrices_as_lists_and_integers():
+    X, W_q, W_k, W_v = _layer()
+    cache_a, cache_b = KVCache(2, 2), KVCache(2, 2)
+    a = decode_step(X[0], cache_a, W_q.tolist(), W_k.tolist(), W_v.tolist(), 4, 2)
+    b = decode_step(X[0], cache_b, W_q, W_k, W_v, 4, 2)
+    np.testing.assert_array_equal(a[0], b[0])
+    out, _ = decode_step([1, 0, 2], KVCache(2, 2), np.ones((3, 8), int), np.ones((3, 4), int), np.ones((3, 4), int), 4, 2)
+    assert out.dtype == np.float64
+
+
+def test_decode_step_refuses_a_float_type_other_than_the_caches():
+    X, W_q, W_k, W_v = _layer()
+    cache = KVCache(2, 2)
+    decode_step(X[0], cache, W_q, W_k, W_v, 4, 2)  # float64: the cache holds float64 from now on
+    f32 = [W.astype(np.float32) for W in (W_q, W_k, W_v)]
+    with pytest.raises(TypeError, match="this step computes float32 keys but the cache holds float64"):
+        decode_step(X[1].astype(np.float32), cache, *f32, 4, 2)
+    assert len(cache) == 1
