@@ -91,6 +91,7 @@ test-ui: $(STAMP)
 bench: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python tests/benchmarks/bench_kernel.py
 	MPLBACKEND=Agg $(BIN)/python tests/benchmarks/bench_cost.py
+	MPLBACKEND=Agg $(BIN)/python tests/benchmarks/bench_generation.py
 	$(BIN)/python tests/benchmarks/bench_notebooks.py
 	$(BIN)/python tests/benchmarks/bench_browser.py
 
