@@ -110,6 +110,9 @@ def main() -> None:
     ex = explorers.tiles_explorer()
     rows.append(bench("08 tiles (block)", ex, [ex.controls["block"]]))
 
+    ex = explorers.generation_explorer(S.embeddings(), *S.two_heads(), 2, S.TOKENS, step=4)
+    rows.append(bench("09 generation (step)", ex, [ex.controls["step"]]))
+
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"python {platform.python_version()}, {os.cpu_count()} CPUs, load average (1 min) before: {load:.2f}")
     head = (f"{'explorer':42s} {'n':>3s} {'renders/event':>13s} {'median ms':>9s} {'p90 ms':>7s} {'cpu ms':>7s} "
