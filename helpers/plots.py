@@ -106,6 +106,13 @@ def _check_matrix(matrix: object, name: str = "matrix") -> np.ndarray:
     return arr.astype(np.float64)  # (R, C); float16/float32 values are exact in float64
 
 
+def _refuse_nonfinite(arr: np.ndarray, name: str, why: str) -> None:
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"{name} contains {arr[where]} at index {where} (shape {arr.shape}); {why}")
+
+
 def _check_labels(labels: object, n: int, name: str, shape: tuple) -> list[str]:
     if labels is None:
         return [str(i + 1) for i in range(n)]  # counted from 1, as everywhere in the series
@@ -677,6 +684,7 @@ def plot_head_split(d_model: int, n_heads: int, wrong: bool = False, *, T: int =
 def show_image_patches(image: object, patch: int) -> Figure:
     """An image cut into patch x patch squares (numbered in reading order) and the tokens they become."""
     img = _check_matrix(image, "image")
+    _refuse_nonfinite(img, "image", "every pixel must be a finite number")
     patch = _check_pos_int(patch, "patch")
     H, W = img.shape
     if H % patch or W % patch:
@@ -777,6 +785,8 @@ def plot_residual_stream(
     if isinstance(streams, np.ndarray) or not isinstance(streams, Sequence) or not streams:
         raise TypeError(f"streams must be a non-empty list of (T, d_model) matrices, got {type(streams).__name__}")
     data = [_check_matrix(s, f"streams[{k}]") for k, s in enumerate(streams)]
+    for k, m in enumerate(data):
+        _refuse_nonfinite(m, f"streams[{k}]", "the residual stream of a working model holds finite numbers")
     shape = data[0].shape
     if any(m.shape != shape for m in data):
         raise ValueError(f"every stream must have the shape of streams[0], {shape}; got {[m.shape for m in data]}")
