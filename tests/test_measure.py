@@ -32,8 +32,9 @@ def test_loglog_slope_of_an_exact_power(power):
     assert abs(loglog_slope(x, 3.0 * x**power) - power) < 1e-12
 
 
-def test_fastest_seconds_is_a_positive_time():
-    assert 0 < fastest_seconds(sum, range(1000), repeats=2) < 1.0  # a sanity bound, not a speed goal
+@pytest.mark.parametrize("cpu", [False, True])
+def test_fastest_seconds_is_a_positive_time(cpu):
+    assert 0 < fastest_seconds(sum, range(100_000), repeats=2, cpu=cpu) < 5.0  # a sanity bound, not a speed goal
 
 
 @pytest.mark.parametrize(("call", "error", "words"), [
@@ -43,6 +44,7 @@ def test_fastest_seconds_is_a_positive_time():
     (lambda: fastest_seconds(sum, [1], repeats=0), ValueError, "repeats must be at least 1"),
     (lambda: fastest_seconds("f"), TypeError, "fn must be a function"),
     (lambda: peak_bytes(3), TypeError, "fn must be a function"),
+    (lambda: fastest_seconds(sum, [1], cpu="yes"), TypeError, "cpu must be True or False"),
 ])
 def test_bad_input(call, error, words):
     with pytest.raises(error, match=words):
