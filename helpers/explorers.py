@@ -713,7 +713,7 @@ class InductionExplorer(Explorer):
              "its loss at each position, as the two layers learn")
     LAYERS = ("layer 2", "layer 1")
 
-    def __init__(self, step: int = 0, layer: str = "layer 2", *, result: object = None, steps: int = 1000,
+    def __init__(self, step: int = 0, layer: str = "layer 2", *, result: object = None, steps: int = 600,
                  seed: int = 0, lr: float = 0.01, snapshot_every: int = 10) -> None:
         if result is None:
             result = induction_train(steps=steps, seed=seed, lr=lr, snapshot_every=snapshot_every)  # about 2 s
