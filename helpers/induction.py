@@ -495,7 +495,7 @@ class TrainResult:
 
 
 def train(
-    steps: int = 2000,
+    steps: int = 600,
     seed: int = 0,
     lr: float = 0.01,
     *,
@@ -504,7 +504,7 @@ def train(
     n_letters: int = 8,
     d_head: int = 8,
     periods: tuple[int, int] | None = None,
-    snapshot_every: int = 50,
+    snapshot_every: int = 10,
     n_eval: int = 256,
     layer1: bool = True,
 ) -> TrainResult:

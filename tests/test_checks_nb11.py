@@ -153,7 +153,7 @@ def test_checks_never_raise_on_garbage(name: str, answer: object, capsys: pytest
 
 # ------------------------------------------------------------------------------------------ the explorer
 
-RUN = {"steps": 1000, "seed": 0, "lr": 0.01, "snapshot_every": 10}
+RUN = {"steps": 600, "seed": 0, "lr": 0.01, "snapshot_every": 10}
 
 
 @pytest.fixture(scope="module")
@@ -178,7 +178,7 @@ def test_explorer_builds_its_own_run_equal_to_train():
 
 
 @pytest.mark.parametrize("layer", ["layer 1", "layer 2"])
-@pytest.mark.parametrize("step", [0, 10, 200, 1000])
+@pytest.mark.parametrize("step", [0, 10, 200, 600])
 def test_explorer_numbers_are_train_snapshots_and_the_browser_expectation(explorer, run, layer, step):
     explorer.set(step=step, layer=layer)
     snap = run.snapshots[step // 10]
@@ -205,7 +205,7 @@ def test_explorer_refuses_a_step_between_snapshots_in_words(explorer):
     [
         ({"result": "run"}, TypeError, "helpers.induction.train"),
         ({"step": 5}, ValueError, "a multiple of 10"),
-        ({"step": 2000}, ValueError, "from 0 to 1000"),
+        ({"step": 2000}, ValueError, "from 0 to 600"),
         ({"layer": "layer 3"}, ValueError, "layer must be one of"),
     ],
 )
