@@ -222,3 +222,32 @@ def test_explorer_refuses_bad_construction() -> None:
         generation_explorer(X, W_q, W_k[:, :2], W_v[:, :2], 2)
     with pytest.raises(ValueError, match="token_labels has 3 labels"):
         generation_explorer(X, W_q, W_k, W_v, 2, ["a", "b", "c"])
+
+
+def test_explorer_keeps_the_dom_contract_of_every_explorer() -> None:
+    """tests/test_live.py's contract, for the generation explorer: classes, one data-state, figures per view."""
+    from matplotlib.figure import Figure
+
+    ex = generation_explorer(embeddings(), *two_heads(), 2, TOKENS, step=5)
+
+    def walk(w):
+        yield w
+        for child in getattr(w, "children", ()):
+            yield from walk(child)
+
+    def classes(w) -> set:
+        return set(getattr(w, "_dom_classes", ()))
+
+    ws = list(walk(ex.widget))
+    assert {"attn-explorer", "attn-explorer--generation"} <= classes(ex.widget)
+    sliders = [w for w in ws if w.__class__.__name__.endswith("Slider")]
+    assert [c for s in sliders for c in classes(s) if c.startswith("attn-slider--")] == ["attn-slider--step"]
+    assert any("attn-control--n_kv_heads" in classes(w) for w in ws)
+    heatmaps = [w for w in ws if "attn-heatmap" in classes(w)]
+    assert heatmaps == ex._views and all("<table" in h.value for h in heatmaps)
+    assert [w for w in ws if "attn-readout" in classes(w)] == [ex.readout]
+    assert ex.readout.value.count("data-state=") == 1
+    figs = ex.figures
+    assert all(isinstance(f, Figure) for f in figs) and len(figs) == len(ex._views)
+    n_tables = len(shown_cells(ex))
+    assert sum(len([a for a in f.axes if a.images]) for f in figs) == n_tables  # one matplotlib axes per table
