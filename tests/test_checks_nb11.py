@@ -23,7 +23,7 @@ import pytest
 
 from helpers.checks import NOT_ANSWERED, Verdict, nb11
 from helpers.explorer import state_from_html
-from helpers.induction import train
+from helpers.induction import blocks, designed_params, forward, train
 
 sys.path.insert(0, str(Path(__file__).parent / "ui"))  # the browser tests' expectation module
 from expected import cell_texts, expected  # noqa: E402
@@ -94,11 +94,15 @@ for j in range(T5 - 1):
 CASES = [
     right("previous/right", nb11.check_previous_block, PREV),
     right("previous/right-int-list", nb11.check_previous_block, PREV.astype(int).tolist()),
+    right("previous/designed-model", nb11.check_previous_block,
+          forward(designed_params(T, N), SEQ).x1[:, blocks(T, N)["previous"]]),
     wrong("previous/own-letter", nb11.check_previous_block, OWN, "OWN letter"),
     wrong("previous/next-letter", nb11.check_previous_block, NEXT, "the NEXT letter"),
     wrong("previous/first-own", nb11.check_previous_block, FIRST_OWN, "row 2 (the first letter, D) must be all zeros"),
     wrong("previous/shape", nb11.check_previous_block, PREV[:, :4], "(8, 4)", "(8, 8)"),
     right("pattern/right", nb11.check_induction_pattern, PATTERN),
+    right("pattern/designed-model", nb11.check_induction_pattern,
+          forward(designed_params(T, N), SEQ).weights2),  # the helper's own weights, within 1e-3
     wrong("pattern/occurrence", nb11.check_induction_pattern, OCCURRENCE, "earlier occurrence of the same letter"),
     wrong("pattern/first-match", nb11.check_induction_pattern, FIRST_MATCH, "each gets 1/2"),
     wrong("pattern/self", nb11.check_induction_pattern, SELF, "not at itself"),

@@ -63,7 +63,8 @@ def check_previous_block(answer: object) -> Verdict:
         "whose value is 0.": first_own,
     }
     hint = "Hint: start from a (8, 8) array of zeros; for i = 2 .. 7 (Python index), put a 1 in column EX_SEQ[i - 1]."
-    return check_array(answer, right, name="Exercise 1, the previous block", mistakes=mistakes, hint=hint)
+    # atol 1e-6: the designed model's own write (weights within ~1e-8 of 0 and 1) counts as right
+    return check_array(answer, right, name="Exercise 1, the previous block", mistakes=mistakes, hint=hint, atol=1e-6)
 
 
 @exercise_check
@@ -96,7 +97,9 @@ def check_induction_pattern(answer: object) -> Verdict:
     }
     hint = ("Hint: for each query i, find the keys j ≤ i with EX_SEQ[j - 1] == EX_SEQ[i]; share the row's 1 among "
             "them, or put it on ^ (column 0) when there is none.")
-    return check_array(answer, right, name="Exercise 2, layer 2's pattern", mistakes=mistakes, hint=hint)
+    # atol 1e-3: the designed model's weights (within ~1e-4 of the ideal 0, 1/2, 1) count as right; every
+    # mistake above differs from the right answer by at least 1/2 somewhere
+    return check_array(answer, right, name="Exercise 2, layer 2's pattern", mistakes=mistakes, hint=hint, atol=1e-3)
 
 
 @exercise_check
