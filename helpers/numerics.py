@@ -58,12 +58,6 @@ def _float_dtype(dtype: object, name: str = "dtype") -> np.dtype:
     return dt
 
 
-def _check_flag(value: object, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
-
-
 def _items(values: object, name: str, what: str) -> list:
     """``values`` (a list, tuple, array or other iterable, not text or a dict) as a list of at most _MAX_ROWS items."""
     if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
@@ -160,7 +154,8 @@ def logsumexp(x: object, axis: int = -1, keepdims: bool = False) -> np.ndarray:
     """
     x = _as_numeric(x, "x", min_ndim=1, finite="no_pos_inf")
     axis = _check_axis(axis, x.ndim)
-    keepdims = _check_flag(keepdims, "keepdims")
+    if not isinstance(keepdims, (bool, np.bool_)):
+        raise TypeError(f"keepdims must be True or False, got {keepdims!r}")
     work = _working(x)
     m = np.max(work, axis=axis, keepdims=True)  # (..., 1, ...) the maximum of each slice
     m = np.where(np.isneginf(m), 0, m)  # an all -inf slice: sum of exp is 0, log gives -inf below
