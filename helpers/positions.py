@@ -19,7 +19,8 @@ One frequency rule serves both sinusoids and RoPE: the angle of feature pair i a
 
 Every public function checks its arguments and raises ``TypeError`` (wrong kind of thing) or
 ``ValueError`` (right kind, wrong shape or value) with a message that names the argument and
-the shapes it got.
+the shapes it got. A table above 1 GiB is refused the same way (a typo such as T = 10**12 ends in a
+message, not a MemoryError).
 """
 
 from __future__ import annotations
