@@ -92,6 +92,7 @@ bench: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python tests/benchmarks/bench_kernel.py
 	MPLBACKEND=Agg $(BIN)/python tests/benchmarks/bench_cost.py
 	MPLBACKEND=Agg $(BIN)/python tests/benchmarks/bench_generation.py
+	MPLBACKEND=Agg $(BIN)/python tests/benchmarks/bench_longcontext.py
 	$(BIN)/python tests/benchmarks/bench_notebooks.py
 	$(BIN)/python tests/benchmarks/bench_browser.py
 
