@@ -113,6 +113,11 @@ def main() -> None:
     ex = explorers.generation_explorer(S.embeddings(), *S.two_heads(), 2, S.TOKENS, step=4)
     rows.append(bench("09 generation (step)", ex, [ex.controls["step"]]))
 
+    ex = explorers.long_context_explorer(S.embeddings(), *S.two_heads(), S.TOKENS)
+    rows.append(bench("10 long context, window (window)", ex, [ex.controls["window"]]))
+    ex.set(method="latent")
+    rows.append(bench("10 long context, latent (d_c)", ex, [ex.controls["d_c"]]))
+
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"python {platform.python_version()}, {os.cpu_count()} CPUs, load average (1 min) before: {load:.2f}")
     head = (f"{'explorer':42s} {'n':>3s} {'renders/event':>13s} {'median ms':>9s} {'p90 ms':>7s} {'cpu ms':>7s} "
