@@ -86,7 +86,8 @@ def _matrix_unscanned(W: object, name: str) -> np.ndarray:
 
     For decode_step, which sees the same weight matrices at every token: scanning them each time would
     cost more than the step itself. A NaN or inf in W makes the product with W non-finite (0 · NaN and
-    0 · inf are NaN), and ``_refuse_non_finite`` then names W. Anything but a float ndarray is checked in full.
+    0 · inf are NaN), and the caller then names W (``_refuse_non_finite``, ``_explain_refusal``). Anything but
+    a float ndarray is checked in full.
     """
     if not (isinstance(W, np.ndarray) and W.dtype in _FLOAT_DTYPES):
         return _as_numeric(W, name)
@@ -297,7 +298,8 @@ def decode_step(
     n_heads, n_kv_heads = _check_heads(n_heads, n_kv_heads)
     if not isinstance(cache, KVCache):
         raise TypeError(f"cache must be a KVCache, got {type(cache).__name__}")
-    x = _as_numeric(x, "x", min_ndim=1)
+    fast = isinstance(x, np.ndarray) and x.dtype in _FLOAT_DTYPES and x.ndim == 1 and x.size and np.isfinite(x).all()
+    x = x if fast else _as_numeric(x, "x", min_ndim=1)  # the full check (and its message) only when needed
     if x.ndim != 1:
         raise ValueError(
             f"x must be one token's vector of shape (d_in,), got shape {x.shape}; "
@@ -320,45 +322,58 @@ def decode_step(
         )
     W_o = _check_w_o(W_o, n_heads * d_head, scan=False)
     g = n_kv_heads
-    # One errstate for the whole step (each costs microseconds; a step at d_model = 512 costs a few hundred):
-    # every product below is checked for NaN/inf right after it is made.
+    # One errstate for the whole step, and two finiteness checks (the scores and the output): each costs
+    # microseconds, and a step at d_model = 512 costs a few hundred. A NaN or inf anywhere upstream reaches
+    # one of the two; only then does _explain_refusal look for its cause.
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         q = x @ W_q  # (d_in,) @ (d_in, h·d_head) -> (h·d_head,)
         k = x @ W_k  # (d_in,) @ (d_in, g·d_head) -> (g·d_head,)
         v = x @ W_v  # (d_in,) @ (d_in, g·d_head) -> (g·d_head,)
-        for name, W, p in (("W_q", W_q, q), ("W_k", W_k, k), ("W_v", W_v, v)):
-            _refuse_non_finite(p, f"x {x.shape} @ {name} {W.shape}", (name, W))
         if cache._k is not None and k.dtype != cache._k.dtype:
             raise TypeError(f"this step computes {k.dtype} keys but the cache holds {cache._k.dtype} (set by its "
                             "first append): give x and the weight matrices the cache's float type")
         before = (cache._k, cache._v, cache._start, cache._stop, cache._seen)  # to undo the append on a refusal
-        cache._store(k.reshape(g, 1, d_head), v.reshape(g, 1, d_head))  # (g·d_head,) -> (g, 1, d_head), checked
-        try:
-            return _attend_cached(q, cache, n_heads, n_kv_heads, d_head, W_o)
-        except ValueError:
+        cache._store(k.reshape(g, 1, d_head), v.reshape(g, 1, d_head))  # (g·d_head,) -> (g, 1, d_head)
+        result = _attend_cached(q, cache, n_heads, n_kv_heads, d_head, W_o)  # (output, weights) or None
+        if result is None:
             cache._k, cache._v, cache._start, cache._stop, cache._seen = before  # no kept row was overwritten
-            raise
+            _explain_refusal(x, {"W_q": W_q, "W_k": W_k, "W_v": W_v, "W_o": W_o}, {"W_q": q, "W_k": k, "W_v": v})
+        return result
 
 
 def _attend_cached(
     q: np.ndarray, cache: KVCache, n_heads: int, n_kv_heads: int, d_head: int, W_o: np.ndarray | None
-) -> tuple[np.ndarray, np.ndarray]:
-    """decode_step after the append (inside its errstate): q (h·d_head,) against the cache; (output, weights (h, n))."""
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """decode_step after the append (in its errstate): q (h·d_head,) against the cache; (output, weights (h, n)),
+    or None if the scores or the output are not finite."""
     g, r = n_kv_heads, n_heads // n_kv_heads
     K = cache._k[:, cache._start : cache._stop]  # (g, n, d_head) the cached keys, a view
     V = cache._v[:, cache._start : cache._stop]  # (g, n, d_head)
     scores = q.reshape(g, r, d_head) @ np.swapaxes(K, -1, -2)  # (g, r, d_head) @ (g, d_head, n) -> (g, r, n)
     scores *= scores.dtype.type(1.0 / math.sqrt(d_head))  # (g, r, n) scaled by 1/√d_head, in place
-    if not np.isfinite(scores).all():
-        raise ValueError(f"the scores q Kᵀ overflow {scores.dtype}: use smaller inputs or a wider float type")
+    if not np.isfinite(scores).all():  # also an overflow to -inf, which softmax would take for "weight 0"
+        return None
     weights = _softmax_in_place(scores)  # (g, r, n) every row sums to 1
     out = weights @ V  # (g, r, n) @ (g, n, d_head) -> (g, r, d_head)
-    concat = out.reshape(n_heads * d_head)  # (g, r, d_head) -> (h·d_head,), query head order
-    if W_o is None:
-        return concat, weights.reshape(n_heads, -1)  # (h·d_head,), (h, n)
-    output = concat @ W_o  # (h·d_head,) @ (h·d_head, d_out) -> (d_out,)
-    _refuse_non_finite(output, f"concat(heads) {concat.shape} @ W_o {W_o.shape}", ("W_o", W_o))
-    return output, weights.reshape(n_heads, -1)  # (d_out,), (h, n)
+    output = out.reshape(n_heads * d_head)  # (g, r, d_head) -> (h·d_head,), query head order
+    if W_o is not None:
+        output = output @ W_o  # (h·d_head,) @ (h·d_head, d_out) -> (d_out,)
+    if not np.isfinite(output).all():
+        return None
+    return output, weights.reshape(n_heads, -1)  # (d_out,) or (h·d_head,), (h, n)
+
+
+def _explain_refusal(x: np.ndarray, weights: dict, products: dict) -> None:
+    """Raise the reason a decoding step was not finite: a weight matrix holding NaN/inf, else the first overflow."""
+    for name, W in weights.items():
+        if W is not None:
+            _as_numeric(W, name)  # raises "W_q contains NaN (first at index ...)" when W holds one
+    for name, p in products.items():
+        _check_product_finite(p, f"x {x.shape} @ {name} {weights[name].shape}")  # raises if this one overflowed
+    raise ValueError(
+        f"the scores q Kᵀ or the output overflow {np.result_type(*products.values())}: use smaller inputs or "
+        "weight matrices, or a wider float type"
+    )
 
 
 # --------------------------------------------------------------------------- memory
