@@ -187,6 +187,15 @@ def test_trained_layer2_is_an_induction_head_that_needs_layer1(run, test_tokens)
     assert evaluate(cut, test_tokens).loss_repeat > 1.5  # from ~0.001 back above 1.5
 
 
+def test_layer2_alone_trained_stays_short_of_the_two_layers(run):
+    alone = train(**{**RUN, "snapshot_every": 50}, layer1=False)  # W_o1 held at 0: layer 1 writes nothing
+    assert not alone.params["W_o1"].any()  # exactly 0 after 600 Adam steps
+    a, two = alone.snapshots[-1].scores, run.snapshots[-1].scores
+    assert a.accuracy_repeat < 0.99 <= two.accuracy_repeat  # the notebook's deep dive: 96 % against 100 %
+    assert a.loss_repeat > 10 * two.loss_repeat
+    assert alone.config["layer1"] is False and run.config["layer1"] is True
+
+
 # ============================================================================ errors
 
 
@@ -203,6 +212,7 @@ def test_trained_layer2_is_an_induction_head_that_needs_layer1(run, test_tokens)
         (lambda: train(steps=0), ValueError, ("steps must be at least 1",)),
         (lambda: train(lr=-1.0), ValueError, ("lr must be a finite number",)),
         (lambda: train(batch_size=10**6), ValueError, ("batch_size must be at most",)),
+        (lambda: train(layer1="no"), TypeError, ("layer1 must be True",)),
         (lambda: encode([0, 1, 2], N), ValueError, ("must start with the start token ^", "id 8")),
         (lambda: encode([N, 1, N], N), ValueError, ("tokens[2] = 8 is not a letter id", "only position 0")),
         (lambda: encode([N, 1.0, 2.0], N), TypeError, ("integer token ids", "float64")),
