@@ -726,7 +726,7 @@ class InductionExplorer(Explorer):
         if isinstance(step, bool) or not isinstance(step, numbers.Integral) or not 0 <= step <= total or step % every:
             raise ValueError(f"step must be a multiple of {every} from 0 to {total}, got {step!r}")
         n = self.config["n_letters"]
-        self.tokens = induction_labels(result.probe, n)  # ^ A F C E A F C E A F
+        self.tokens = induction_labels(result.probe, n, positions=True)  # ^₁ A₂ F₃ C₄ E₅ A₆ ... F₁₁
         self.loss_max = max(float(np.ceil(max(s.probe_loss.max() for s in result.snapshots))), 1.0)  # one colour scale
         super().__init__(step=scalar_slider("step", step, min=0, max=total, step=every, integer=True,
                                             description="training step"),
