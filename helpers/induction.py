@@ -184,13 +184,20 @@ def blocks(T: int, n_letters: int) -> dict[str, slice]:
     return {"token": slice(0, a), "position": slice(a, b), "previous": slice(b, c), "output": slice(c, c + n_letters)}
 
 
-def labels(tokens: object, n_letters: int) -> list[str]:
-    """One sequence's token ids as labels: letters A, B, ... and ^ for the start token."""
+def labels(tokens: object, n_letters: int, *, positions: bool = False) -> list[str]:
+    """One sequence's token ids as labels: letters A, B, ... and ^ for the start token; with
+    ``positions=True`` each label carries its position (counted from 1) as a subscript: ^₁ A₂ F₃ ..."""
     n_letters = _check_bounded(n_letters, "n_letters", 2, MAX_LETTERS)
     tokens = _check_tokens(tokens, n_letters)
     if tokens.ndim != 1:
         raise ValueError(f"tokens must be one sequence (T,), got shape {tokens.shape}")
-    return [START if t == n_letters else string.ascii_uppercase[t] for t in tokens]
+    if not isinstance(positions, (bool, np.bool_)):
+        raise TypeError(f"positions must be True or False, got {positions!r}")
+    out = [START if t == n_letters else string.ascii_uppercase[t] for t in tokens]
+    if positions:
+        sub = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+        out = [f"{label}{str(i + 1).translate(sub)}" for i, label in enumerate(out)]
+    return out
 
 
 def default_periods(T: int, n_letters: int) -> tuple[int, int]:

@@ -82,6 +82,7 @@ def test_repeated_marks_letters_seen_before():
 def test_probe_labels_and_blocks():
     probe = default_probe(T, N)
     assert labels(probe, N) == ["^", "A", "F", "C", "E", "A", "F", "C", "E", "A", "F"]
+    assert labels(probe, N, positions=True)[::5] == ["^₁", "A₆", "F₁₁"]  # positions counted from 1, as subscripts
     b = blocks(T, N)
     assert [(k, s.start, s.stop) for k, s in b.items()] == [
         ("token", 0, 9), ("position", 9, 20), ("previous", 20, 28), ("output", 28, 36)]
