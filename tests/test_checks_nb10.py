@@ -296,3 +296,33 @@ def test_a_window_slider_step_changes_the_numbers_and_a_bad_value_is_refused(exp
     with pytest.raises(ValueError, match="method must be one of"):
         explorer.set(method="sparse")
     explorer.set(method="sliding window", window=3)
+
+
+def test_checks_keep_their_name_and_docstring() -> None:
+    for name in nb10.__all__:
+        if name.startswith("check_"):
+            func = getattr(nb10, name)
+            assert func.__name__ == name and func.__doc__ and func.__doc__.strip(), name
+
+
+@pytest.mark.parametrize(("kwargs", "error", "words"), [
+    ({"n_heads": 3}, ValueError, "not a multiple of the number of attention heads 3"),
+    ({"window": 9}, ValueError, "outside its range [1, 8]"),
+    ({"window": 0}, ValueError, "outside its range"),
+    ({"d_c": 9}, ValueError, "outside its range [1, 8]"),
+    ({"method": "sparse"}, ValueError, "method must be one of"),
+    ({"long_T": 1000}, ValueError, "long_T must be one of"),
+    ({"n_heads": 0}, ValueError, "n_heads must be at least 1"),
+    ({"token_labels": ["a", "b"]}, ValueError, "token_labels has 2 labels but X has 8 tokens"),
+    ({"W_v": np.ones((6, 2))}, ValueError, "the cache bytes assume keys and values of the same width"),
+    ({"X": np.ones((8, 5))}, ValueError, "W_q has shape (6, 4) but X has 5 features"),
+])
+def test_the_explorer_refuses_bad_arguments_in_words(kwargs, error, words):
+    from helpers.explorers import long_context_explorer
+    from helpers.sentence import TOKENS, embeddings, two_heads
+
+    W_q, W_k, W_v = two_heads()
+    args = {"X": embeddings(), "W_q": W_q, "W_k": W_k, "W_v": W_v, "token_labels": TOKENS, **kwargs}
+    with pytest.raises(error) as info:
+        long_context_explorer(**args)
+    assert words in str(info.value), str(info.value)
