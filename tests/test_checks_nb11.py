@@ -219,3 +219,34 @@ def test_explorer_arguments_are_checked(run, kwargs, error, phrase):
     kwargs = {"result": run, **kwargs}
     with pytest.raises(error, match=phrase):
         induction_explorer(**kwargs)
+
+
+def test_explorer_keeps_the_dom_contract_and_its_tables_print_the_expected_numbers(explorer):
+    """As tests/test_live.py checks the other explorers: classes, one slider to move, the HTML tables'
+    cell texts equal the browser expectation, and one matplotlib axes per table in the static figures."""
+    import re
+
+    from matplotlib.figure import Figure
+
+    explorer.set(step=300, layer="layer 1")
+
+    def walk(w):
+        yield w
+        for c in getattr(w, "children", ()):
+            yield from walk(c)
+
+    classes = lambda w: set(getattr(w, "_dom_classes", ()))  # noqa: E731
+    ws = list(walk(explorer.widget))
+    assert {"attn-explorer", "attn-explorer--induction"} <= classes(explorer.widget)
+    sliders = [w for w in ws if w.__class__.__name__.endswith("Slider")]
+    assert len(sliders) == 1 and "attn-slider--step" in classes(sliders[0])
+    assert [w for w in ws if "attn-heatmap" in classes(w)] == explorer._views
+    assert explorer.readout.value.count("data-state=") == 1
+    cells = [[html_td.strip() for html_td in re.findall(r"<td[^>]*>([^<]*)</td>", t)]
+             for v in explorer._views for t in re.findall(r"<table.*?</table>", v.value, flags=re.S)]
+    want = expected(state_from_html(explorer.readout.value))
+    assert cells == cell_texts(want.tables)
+    figs = explorer.figures
+    assert all(isinstance(f, Figure) for f in figs) and len(figs) == 2
+    assert sum(len([a for a in f.axes if a.images]) for f in figs) == 3  # main heatmap; other layer and loss row
+    explorer.set(step=0, layer="layer 2")
