@@ -14,8 +14,13 @@ Shape notation used throughout this module (as in helpers/attention.py, plus the
 g == h is multi-head attention; g == 1 is multi-query attention (Shazeer 2019); anything between is
 grouped-query attention (Ainslie et al. 2023). Tokens are rows; softmax runs over the keys (last axis).
 
+Also here: ``step_flops`` and ``attention_parameters`` (what a step and a layer cost), ``kv_cache_bytes``,
+``mean_pool_kv_heads`` (turning h key/value heads into g), and ``MODELS``, four published configurations
+with their sources (notebook 09 uses them all).
+
 Every public function checks its arguments and raises ``TypeError`` (wrong kind of thing) or
-``ValueError`` (right kind, wrong shape or value) with a message that names the argument.
+``ValueError`` (right kind, wrong shape or value) with a message that names the argument. ``decode_step``
+scans its weight matrices for NaN/inf only when a step's result is not finite (it runs once per token).
 """
 
 from __future__ import annotations
