@@ -362,7 +362,7 @@ def linear_attention_weights(Q: object, K: object, causal: bool = True) -> np.nd
 
 
 def linear_attention(Q: object, K: object, V: object, causal: bool = True) -> np.ndarray:
-    """Linear attention, parallel form: row i is φ(q_i) Σ_j φ(k_j) v_jᵀ / (φ(q_i) · Σ_j φ(k_j)), j <= i if causal.
+    """Linear attention, parallel form: row i is φ(q_i) Σ_j φ(k_j)ᵀ v_j / (φ(q_i) · Σ_j φ(k_j)), j <= i if causal.
 
     Q (..., T, d_k), K (..., T, d_k), V (..., T, d_v) -> (..., T, d_v). Causal: the (T, T) matrix of
     φ(q_i)·φ(k_j), masked and normalised (linear_attention_weights), times V, as softmax attention
@@ -380,7 +380,7 @@ def linear_attention(Q: object, K: object, V: object, causal: bool = True) -> np
 
 
 def linear_attention_recurrent(Q: object, K: object, V: object) -> np.ndarray:
-    """Causal linear attention one token at a time: S += φ(k_t) v_tᵀ, z += φ(k_t), out_t = φ(q_t) S / φ(q_t)·z.
+    """Causal linear attention one token at a time: S += φ(k_t)ᵀ v_t, z += φ(k_t), out_t = φ(q_t) S / φ(q_t)·z.
 
     Q (..., T, d_k), K (..., T, d_k), V (..., T, d_v) -> (..., T, d_v). The state S (..., d_k, d_v) and
     z (..., d_k) have the same size at every step, whatever T: time grows like T, the state not at all.
@@ -392,7 +392,7 @@ def linear_attention_recurrent(Q: object, K: object, V: object) -> np.ndarray:
     V = V.astype(dtype)  # (..., T, d_v)
     lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     T, d_k, d_v = Q.shape[-2], Q.shape[-1], V.shape[-1]
-    S = np.zeros((*lead, d_k, d_v), dtype=dtype)  # (..., d_k, d_v) Σ φ(k_j) v_jᵀ so far
+    S = np.zeros((*lead, d_k, d_v), dtype=dtype)  # (..., d_k, d_v) Σ φ(k_j)ᵀ v_j so far (rows: outer products)
     z = np.zeros((*lead, d_k), dtype=dtype)  # (..., d_k) Σ φ(k_j) so far
     out = np.empty((*lead, T, d_v), dtype=dtype)  # (..., T, d_v)
     for t in range(T):

@@ -99,6 +99,7 @@ EX3 = [
     wrong("absorb/all-heads", nb10.check_absorbed_query, (nb10.EX_W_Q @ nb10.EX_W_UK.T,), "❌", "every head at once"),
     wrong("absorb/transposed", nb10.check_absorbed_query, (WUK2 @ WQ2.T,), "❌", "(d_c, d_in)"),
     wrong("absorb/mixed", nb10.check_absorbed_query, (WQ2 @ nb10.EX_W_UK[:, :2].T,), "❌", "mixed the heads"),
+    wrong("absorb/scaled", nb10.check_absorbed_query, (WQ2 @ WUK2.T / np.sqrt(2),), "❌", "divided by √d_head"),
 ]
 
 # ------------------------------------------------------------------------------ exercise 4: cache bytes

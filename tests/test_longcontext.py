@@ -230,7 +230,7 @@ def test_linear_attention_rows_are_its_formula(args, causal):
         assert (W[..., np.triu_indices(Q.shape[-2], 1)[0], np.triu_indices(Q.shape[-2], 1)[1]] == 0).all()
     np.testing.assert_allclose(linear_attention(Q, K, V, causal=causal), W @ V, rtol=0, atol=TOL)
     T = Q.shape[-2]
-    i = T - 1  # the last row, written out: φ(q_i) Σ_j φ(k_j) v_jᵀ / φ(q_i) · Σ_j φ(k_j)
+    i = T - 1  # the last row, written out: φ(q_i) Σ_j φ(k_j)ᵀ v_j / φ(q_i) · Σ_j φ(k_j)
     fq, fk = elu_plus_one(Q[..., i, :]), elu_plus_one(K)
     num = np.einsum("...k,...tk,...tv->...v", fq, fk, V)
     den = np.einsum("...k,...tk->...", fq, fk)[..., None]

@@ -122,7 +122,7 @@ def check_reach(answer: object) -> Verdict:
 
 @exercise_check
 def check_absorbed_query(answer: object) -> Verdict:
-    """Exercise 3: head 2's absorbed query matrix W_q^(2) W_uk^(2)ᵀ, shape (d_in, d_c) = (3, 2)."""
+    """Exercise 3: head 2's absorbed query matrix W_q^(2) W_uk^(2)ᵀ, shape (d_in, d_c) = (3, 2), without 1/√d_head."""
     A_q, _ = absorbed_matrices(EX_W_Q, EX_W_UK, EX_W_UK, EX_HEADS)  # (h, d_in, d_c)
     right = A_q[1]  # (3, 2) head 2
     Wq2, Wuk2 = EX_W_Q[:, 2:4], EX_W_UK[:, 2:4]  # (3, 2) and (2, 2): head 2's columns
@@ -136,6 +136,8 @@ def check_absorbed_query(answer: object) -> Verdict:
         "this is the transpose, W_uk^(2) W_q^(2)ᵀ (d_c, d_in): the query side multiplies x (d_in) first, so "
         "the matrix is (d_in, d_c).": Wuk2 @ Wq2.T,
         "you mixed the heads: head 2's columns of W_q with head 1's of W_uk.": Wq2 @ Wuk1.T,
+        "you divided by √d_head: the scale stays on the scores (latent_attention applies it after comparing "
+        "with c), so the absorbed matrix is W_q^(2) W_uk^(2)ᵀ alone.": Wq2 @ Wuk2.T / np.sqrt(Wq2.shape[1]),
     }
     return check_array_any_shape(answer, right, name="Exercise 3, absorbed query matrix", mistakes=mistakes,
                                  hint="Hint: take head 2's columns of W_q (d_in, d_head) and of W_uk (d_c, d_head); "
@@ -181,21 +183,22 @@ def check_cache_bytes(mha: object, mla: object) -> Verdict:
 
 @exercise_check
 def check_recurrent_step(S_new: object, z_new: object, out: object) -> Verdict:
-    """Exercise 5: S + φ(k) vᵀ (d_k, d_v), z + φ(k) (d_k,), and φ(q) S_new / φ(q)·z_new (d_v,)."""
+    """Exercise 5: S + φ(k)ᵀ v (d_k, d_v; rows, so an outer product), z + φ(k) (d_k,), φ(q) S_new / φ(q)·z_new (d_v,)."""
     fq, fk = elu_plus_one(EX_Q), elu_plus_one(EX_K)  # (d_k,) each
     right_S = EX_S + np.outer(fk, EX_V)  # (d_k, d_v)
     right_z = EX_Z + fk  # (d_k,)
     right_out = fq @ right_S / (fq @ right_z)  # (d_v,)
     ok_S = check_array_any_shape(S_new, right_S, name="Exercise 5, new state S", mistakes={
-        "φ was not applied to k: the state adds φ(k) vᵀ, with φ(x) = elu(x) + 1 (x + 1 for x > 0, e^x for x <= 0).":
+        "φ was not applied to k: the state adds φ(k)ᵀ v, with φ(x) = elu(x) + 1 (x + 1 for x > 0, e^x for x <= 0).":
             EX_S + np.outer(EX_K, EX_V),
-        "this is only the new token's φ(k) vᵀ: the state keeps the sum over every token so far; add it to S.":
+        "this is only the new token's φ(k)ᵀ v: the state keeps the sum over every token so far; add it to S.":
             np.outer(fk, EX_V),
-        "this is v φ(k)ᵀ, shape (d_v, d_k): the state is (d_k, d_v), an outer product φ(k) vᵀ = "
-        "np.outer(φ(k), v), added to S.": (EX_S.T + np.outer(EX_V, fk)),
+        "this is vᵀ φ(k), shape (d_v, d_k): the state is (d_k, d_v), the outer product φ(k)ᵀ v = "
+        "np.outer(φ(k), v) (φ(k) and v are rows), added to S.": (EX_S.T + np.outer(EX_V, fk)),
         "you used φ(q) instead of φ(k): the state collects keys and values; the query only reads it.":
             EX_S + np.outer(fq, EX_V),
-    }, hint="Hint: S_new = S + φ(k) vᵀ, an outer product (d_k, d_v).")
+    }, hint="Hint: S_new = S + φ(k)ᵀ v: φ(k) (1, d_k) and v (1, d_v) are rows, so φ(k)ᵀ v is an outer product "
+            "(d_k, d_v), np.outer(φ(k), v).")
     ok_z = check_array_any_shape(z_new, right_z, name="Exercise 5, new normaliser z", mistakes={
         "φ was not applied to k: z adds φ(k).": EX_Z + EX_K,
         "this is only φ(k): z keeps the sum over every token so far.": fk,
