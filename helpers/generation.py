@@ -15,7 +15,8 @@ g == h is multi-head attention; g == 1 is multi-query attention (Shazeer 2019); 
 grouped-query attention (Ainslie et al. 2023). Tokens are rows; softmax runs over the keys (last axis).
 
 Also here: ``step_flops`` and ``attention_parameters`` (what a step and a layer cost), ``kv_cache_bytes``,
-``mean_pool_kv_heads`` (turning h key/value heads into g), and ``MODELS``, four published configurations
+``mean_pool_kv_heads`` (turning h key/value heads into g), ``layer_keys_values`` (the keys and values of
+stacked layers, with or without the causal mask), and ``MODELS``, four published configurations
 with their sources (notebook 09 uses them all).
 
 Every public function checks its arguments and raises ``TypeError`` (wrong kind of thing) or
@@ -36,6 +37,7 @@ from helpers.attention import (
     _check_mask,
     _check_product_finite,
     _softmax_in_place,
+    causal_mask,
     project_qkv,
 )
 
@@ -47,6 +49,7 @@ __all__ = [
     "mean_pool_kv_heads",
     "step_flops",
     "attention_parameters",
+    "layer_keys_values",
     "MODELS",
 ]
 
@@ -379,6 +382,38 @@ def _explain_refusal(x: np.ndarray, weights: dict, products: dict) -> None:
         f"the scores q Kᵀ or the output overflow {np.result_type(*products.values())}: use smaller inputs or "
         "weight matrices, or a wider float type"
     )
+
+
+def layer_keys_values(
+    X: object, layers: object, n_heads: int, *, causal: bool = True
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each layer's keys and values (T, h·d_head) when attention layers are stacked: a layer's output is the next X.
+
+    ``layers`` is a list of (W_q, W_k, W_v), one per layer, each multi-head attention with n_heads heads
+    (layer i+1's W have as many rows as layer i's W_v has columns). Attention only: a real layer's
+    residual connection and MLP act on each token alone, so they change no row's dependence on other
+    tokens. With ``causal=False`` no mask is applied: every row of a layer's output depends on every token.
+    """
+    n_heads = _check_int(n_heads, "n_heads", minimum=1)
+    if not isinstance(causal, (bool, np.bool_)):
+        raise TypeError(f"causal must be True or False, got {causal!r}")
+    if not isinstance(layers, (list, tuple)) or not layers:
+        raise TypeError(f"layers must be a non-empty list of (W_q, W_k, W_v), got {layers!r:.80}")
+    X = _as_numeric(X, "X", min_ndim=2)
+    if X.ndim != 2:
+        raise ValueError(f"X must be one sequence of shape (T, d_in), got shape {X.shape}")
+    mask = causal_mask(X.shape[0]) if causal else None  # (T, T) or None
+    result = []
+    for i, layer in enumerate(layers):
+        if not isinstance(layer, (list, tuple)) or len(layer) != 3:
+            raise TypeError(f"layers[{i}] must be a tuple (W_q, W_k, W_v), got {type(layer).__name__}")
+        try:
+            _, K, V = project_qkv(X, *layer)  # (T, h·d_head) each: this layer's keys and values
+            X, _ = grouped_query_attention(X, *layer, n_heads, n_heads, mask=mask)  # (T, h·d_head): the next X
+        except ValueError as err:
+            raise ValueError(f"layers[{i}]: {err}") from None
+        result.append((K, V))
+    return result
 
 
 # --------------------------------------------------------------------------- memory

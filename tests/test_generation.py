@@ -19,7 +19,7 @@ from helpers import (
     kv_cache_bytes,
     multi_head_attention,
 )
-from helpers.generation import MODELS, attention_parameters, mean_pool_kv_heads, step_flops
+from helpers.generation import MODELS, attention_parameters, layer_keys_values, mean_pool_kv_heads, step_flops
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None)
 
@@ -480,3 +480,58 @@ def test_decode_step_refuses_a_float_type_other_than_the_caches():
     with pytest.raises(TypeError, match="this step computes float32 keys but the cache holds float64"):
         decode_step(X[1].astype(np.float32), cache, *f32, 4, 2)
     assert len(cache) == 1
+
+
+# --------------------------------------------------------------------------- stacked layers and the causal mask
+
+
+def _two_layers(seed: int = 0) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    layer_1 = tuple(rng.standard_normal((3, 4)) for _ in range(3))  # d_in = 3 -> 2 heads of 2
+    layer_2 = tuple(rng.standard_normal((4, 4)) for _ in range(3))  # reads layer 1's (T, 4) output
+    return [layer_1, layer_2]
+
+
+def test_layer_keys_values_layer_1_is_x_times_w_and_layer_2_reads_layer_1_output():
+    layers = _two_layers()
+    X = np.random.default_rng(1).standard_normal((5, 3))  # (T=5, 3)
+    (K1, V1), (K2, V2) = layer_keys_values(X, layers, 2)
+    np.testing.assert_allclose(K1, X @ layers[0][1], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(V1, X @ layers[0][2], rtol=0, atol=1e-12)
+    out_1, _ = multi_head_attention(X, *layers[0], n_heads=2, mask=causal_mask(5))  # (5, 4)
+    np.testing.assert_allclose(K2, out_1 @ layers[1][1], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(V2, out_1 @ layers[1][2], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("t", [1, 3, 5])
+def test_with_the_causal_mask_old_keys_and_values_of_every_layer_stay_fixed(t):
+    layers = _two_layers()
+    X = np.random.default_rng(2).standard_normal((t + 1, 3))  # (t+1, 3)
+    before, after = layer_keys_values(X[:t], layers, 2), layer_keys_values(X, layers, 2)
+    for (K, V), (K_new, V_new) in zip(before, after, strict=True):
+        np.testing.assert_allclose(K_new[:t], K, rtol=0, atol=1e-12)  # tokens 1..t, unchanged by token t+1
+        np.testing.assert_allclose(V_new[:t], V, rtol=0, atol=1e-12)
+
+
+def test_without_the_mask_layer_1_stays_but_layer_2_changes():
+    layers = _two_layers()
+    X = np.random.default_rng(3).standard_normal((6, 3))  # (6, 3)
+    before, after = layer_keys_values(X[:5], layers, 2, causal=False), layer_keys_values(X, layers, 2, causal=False)
+    np.testing.assert_allclose(after[0][0][:5], before[0][0], rtol=0, atol=1e-12)  # k = x W_k: no other token
+    assert np.abs(after[1][0][:5] - before[1][0]).max() > 1e-3  # layer 2's keys read token 6 through layer 1
+    assert np.abs(after[1][1][:5] - before[1][1]).max() > 1e-3
+
+
+def test_layer_keys_values_refuses_bad_arguments():
+    layers = _two_layers()
+    X = np.ones((4, 3))
+    with pytest.raises(TypeError, match="layers must be a non-empty list"):
+        layer_keys_values(X, [], 2)
+    with pytest.raises(TypeError, match=r"layers\[1\] must be a tuple"):
+        layer_keys_values(X, [layers[0], layers[1][0]], 2)
+    with pytest.raises(ValueError, match=r"layers\[1\]: .*W_q"):
+        layer_keys_values(X, [layers[0], layers[0]], 2)  # layer 2 needs 4 rows, gets 3
+    with pytest.raises(TypeError, match="causal must be True or False"):
+        layer_keys_values(X, layers, 2, causal="yes")
+    with pytest.raises(ValueError, match=r"\(T, d_in\)"):
+        layer_keys_values(np.ones((2, 4, 3)), layers, 2)

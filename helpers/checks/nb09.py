@@ -141,7 +141,7 @@ def check_decode_step(weights: object, output: object) -> Verdict:
     }
     ok_w = check_array_any_shape(weights, right_w, name="Exercise 3, attention weights", mistakes={
         k: v[0] for k, v in slips.items()}, hint="Hint: q = x @ EX_W_Q, split into 2 heads; append x @ EX_W_K and "
-        "x @ EX_W_V to the cache; scores = q Kᵀ / √d_head; softmax over the keys.", exp=True)
+        "x @ EX_W_V to the cache; scaled scores = q Kᵀ / √d_head; softmax over the keys.", exp=True)
     ok_o = check_array_any_shape(output, right_o, name="Exercise 3, output", mistakes={
         **{k: v[1] for k, v in slips.items()},
         "this is head 1's output only; concatenate both heads' outputs (h·d_head = 4 numbers).": right_o[:2],
