@@ -744,10 +744,11 @@ class InductionExplorer(Explorer):
         what = {"layer 1": "previous-token head?", "layer 2": "induction head?"}
         other = self.LAYERS[1 - self.LAYERS.index(layer)]
         main = Panel(w[layer], f"{layer} ({what[layer]}) at step {snap.step}", t, t)
-        loss = Panel(snap.probe_loss[None], "loss at each position (predicting the next token)", ["loss"], t[:-1],
+        loss = Panel(snap.probe_loss[None], f"loss at each position (next token); colour: 0 to {self.loss_max:g} "
+                     "at every step", ["loss"], t[:-1],
                      kind="values", vmin=0.0, vmax=self.loss_max, xlabel="position (its token)", ylabel="")
         below = [Panel(w[other], f"{other} at step {snap.step}", t, t), loss]
-        sc = snap.scores
+        sc = snap.results
         note = (f"step {snap.step} of {self.config['steps']}, on {self.config['n_eval']} test sequences: repeated "
                 f"letters: loss <b>{sc.loss_repeat:.3g}</b>, accuracy <b>{sc.accuracy_repeat:.1%}</b>; first "
                 f"occurrences: loss <b>{sc.loss_first:.3g}</b> (guessing: ln {self.config['n_letters']} = "
@@ -755,7 +756,7 @@ class InductionExplorer(Explorer):
         inputs = {"step": snap.step, "layer": layer, "probe": self.result.probe, **self.config}
         return Shown([View([main]), View(below)], inputs=inputs, weights=w[layer], note=note,
                      extra={"weights1": snap.weights1, "weights2": snap.weights2, "probe_loss": snap.probe_loss,
-                            "scores": sc._asdict()})
+                            "results": sc._asdict()})
 
 
 min_ = min  # the builtin; MultiheadExplorer's keyword `min` hides it inside __init__
