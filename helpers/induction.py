@@ -5,16 +5,17 @@ Shape notation used throughout this module:
     B          batch size (sequences per training step)
     T          tokens per sequence, the start token included
     n_letters  letters A, B, C, ...: token ids 0 .. n_letters-1; the start token ``^`` has id n_letters
-    d_model    width of the residual stream, (n_letters + 1) + T + n_letters + n_letters (``blocks``)
+    d          width of the residual stream, (n_letters + 1) + T + n_letters + n_letters (``blocks``); the
+               series' d (the width of X), not d_model (the output width of W_q)
     d_head     width of one query / key / value vector of a layer
 
 The task (``make_batch``): a start token, then a segment of distinct random letters, repeated to the
 end of the sequence, e.g. ``^ A F C E B A F C E B``. The segment's length (the *period*) varies from
 sequence to sequence, so no head can find the copy by counting positions. Each position predicts the
-next token: on the segment's first pass it cannot be known; once the current letter has occurred
+next token: on the segment's first pass it cannot be known for sure; once the current letter has occurred
 before, the next token is the one that followed it then.
 
-The residual stream: position i carries one vector of d_model features in four blocks,
+The residual stream: position i carries one vector of d features in four blocks,
 
     token     one-hot of the token at i (n_letters + 1: the letters, then ^)
     position  one-hot of i (T)
@@ -23,11 +24,11 @@ The residual stream: position i carries one vector of d_model features in four b
 
 and every layer *adds* what it writes, x ← x + attention(x) W_o. The model, for tokens (B, T):
 
-    x0 = encode(tokens)                                             (B, T, d_model)
+    x0 = encode(tokens)                                             (B, T, d)
     O1, P1 = attention(x0 W_q1, x0 W_k1, x0 W_v1, causal mask)      (B, T, d_head), (B, T, T)
-    x1 = x0 + O1 W_o1                                               (B, T, d_model)
+    x1 = x0 + O1 W_o1                                               (B, T, d)
     O2, P2 = attention(x1 W_q2, x1 W_k2, x1 W_v2, causal mask)      (B, T, d_head), (B, T, T)
-    x2 = x1 + O2 W_o2                                               (B, T, d_model)
+    x2 = x1 + O2 W_o2                                               (B, T, d)
     logits = x2 W_out                                               (B, T, n_letters)
 
 The loss is the mean cross-entropy of logits[:, :-1] against the next tokens tokens[:, 1:] (the last
@@ -80,7 +81,7 @@ __all__ = [
     "forward",
     "loss_and_grads",
     "per_position",
-    "Scores",
+    "Results",
     "evaluate",
     "default_probe",
     "Snapshot",
@@ -145,11 +146,11 @@ def _check_tokens(tokens: object, n_letters: int, name: str = "tokens") -> np.nd
 
 
 def _shapes(T: int, n_letters: int) -> tuple[int, int]:
-    return n_letters + 1 + T + 2 * n_letters, n_letters  # d_model, logits width
+    return n_letters + 1 + T + 2 * n_letters, n_letters  # d, logits width
 
 
-def _check_params(params: object, d_model: int | None = None) -> dict[str, np.ndarray]:
-    """Check the nine weight matrices fit each other (and the stream width d_model, if given)."""
+def _check_params(params: object, d_stream: int | None = None) -> dict[str, np.ndarray]:
+    """Check the nine weight matrices fit each other (and the stream width d, if given)."""
     if not isinstance(params, dict):
         raise TypeError(f"params must be a dict with keys {list(PARAM_NAMES)}, got a {type(params).__name__}")
     missing = [n for n in PARAM_NAMES if n not in params]
@@ -160,17 +161,17 @@ def _check_params(params: object, d_model: int | None = None) -> dict[str, np.nd
         if W.ndim != 2:
             raise ValueError(f"params[{n!r}] must be a 2-D matrix, got shape {W.shape}")
     s = {n: W.shape for n, W in p.items()}
-    d = s["W_out"][0] if d_model is None else d_model
+    d = s["W_out"][0] if d_stream is None else d_stream
     for layer in "12":
         q, k, v, o = (s[f"W_{x}{layer}"] for x in "qkvo")
         if q[0] != d or k[0] != d or v[0] != d or o[1] != d or q[1] != k[1] or o[0] != v[1]:
             raise ValueError(
-                f"layer {layer}'s weight matrices do not fit the stream of d_model = {d} features: need "
-                f"W_q{layer} (d_model, d_head), W_k{layer} (d_model, d_head), W_v{layer} (d_model, d_v), "
-                f"W_o{layer} (d_v, d_model), got {q}, {k}, {v}, {o}"
+                f"layer {layer}'s weight matrices do not fit the stream of d = {d} features: need "
+                f"W_q{layer} (d, d_head), W_k{layer} (d, d_head), W_v{layer} (d, d_v), "
+                f"W_o{layer} (d_v, d), got {q}, {k}, {v}, {o}"
             )
     if s["W_out"][0] != d:
-        raise ValueError(f"W_out has shape {s['W_out']} but the stream has d_model = {d} features: need (d_model, n_letters)")
+        raise ValueError(f"W_out has shape {s['W_out']} but the stream has d = {d} features: need (d, n_letters)")
     return p
 
 
@@ -248,32 +249,32 @@ def repeated(tokens: object, n_letters: int) -> np.ndarray:
 
 
 def encode(tokens: object, n_letters: int) -> np.ndarray:
-    """The residual stream before layer 1, (..., T, d_model): [one-hot token | one-hot position | 0 | 0]."""
+    """The residual stream before layer 1, (..., T, d): [one-hot token | one-hot position | 0 | 0]."""
     n_letters = _check_bounded(n_letters, "n_letters", 2, MAX_LETTERS)
     tokens = _check_tokens(tokens, n_letters)
     T = tokens.shape[-1]
     tok = np.eye(n_letters + 1)[tokens]  # (..., T) -> (..., T, n_letters + 1)
     pos = np.broadcast_to(np.eye(T), (*tokens.shape, T))  # (..., T, T) row t is one-hot at t
     empty = np.zeros((*tokens.shape, 2 * n_letters))  # (..., T, 2 n_letters) the previous and output blocks
-    return np.concatenate([tok, pos, empty], axis=-1)  # (..., T, d_model)
+    return np.concatenate([tok, pos, empty], axis=-1)  # (..., T, d)
 
 
 # --------------------------------------------------------------------------- the model
 
 
 def init_params(T: int, n_letters: int, d_head: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """Nine Xavier-normal weight matrices: per layer W_q, W_k, W_v (d_model, d_head) and W_o (d_head,
-    d_model); W_out (d_model, n_letters)."""
+    """Nine Xavier-normal weight matrices: per layer W_q, W_k, W_v (d, d_head) and W_o (d_head,
+    d); W_out (d, n_letters)."""
     T, n_letters = _check_sizes(T, n_letters)
     d_head = _check_bounded(d_head, "d_head", 1, MAX_D_HEAD)
     rng = _check_rng(rng)
-    d_model, n_out = _shapes(T, n_letters)
+    d, n_out = _shapes(T, n_letters)
     params = {}
     for layer in "12":
         for x in "qkv":
-            params[f"W_{x}{layer}"] = xavier_normal(d_model, d_head, rng)  # (d_model, d_head)
-        params[f"W_o{layer}"] = xavier_normal(d_head, d_model, rng)  # (d_head, d_model)
-    params["W_out"] = xavier_normal(d_model, n_out, rng)  # (d_model, n_letters)
+            params[f"W_{x}{layer}"] = xavier_normal(d, d_head, rng)  # (d, d_head)
+        params[f"W_o{layer}"] = xavier_normal(d_head, d, rng)  # (d_head, d)
+    params["W_out"] = xavier_normal(d, n_out, rng)  # (d, n_letters)
     return params
 
 
@@ -281,39 +282,39 @@ def designed_params(T: int, n_letters: int, strength: float = STRENGTH) -> dict[
     """The induction circuit set by hand. Layer 1 (d_head = T): query i matches key i-1 (positions); its
     value copies the letter into the ``previous`` block. Layer 2 (d_head = n_letters + 1): the query is
     the current letter, the key the ``previous`` block, so query i attends to the position after an
-    earlier occurrence of its letter; with no such position it attends to ^ (half the score). Its value
+    earlier occurrence of its letter; with no such position it attends to ^ (half the scaled score). Its value
     copies that letter into the ``output`` block, which W_out reads. ``strength``: the scaled score on
     the wanted key."""
     T, n_letters = _check_sizes(T, n_letters)
     strength = _check_real(strength, "strength", low=0.0, high=1e3)
-    d_model, _ = _shapes(T, n_letters)
+    d, _ = _shapes(T, n_letters)
     blk = blocks(T, n_letters)
-    tok, pos, prev, out = (np.arange(d_model)[blk[k]] for k in ("token", "position", "previous", "output"))
+    tok, pos, prev, out = (np.arange(d)[blk[k]] for k in ("token", "position", "previous", "output"))
     letters_ = tok[:n_letters]  # the letters' features; tok[n_letters] is ^
     eye = np.eye(n_letters)  # (n_letters, n_letters)
 
     c1 = strength * math.sqrt(T)  # undoes the scale 1/√d_head of layer 1 (d_head = T)
-    W_q1 = np.zeros((d_model, T))
+    W_q1 = np.zeros((d, T))
     W_q1[pos, :] = c1 * np.eye(T)  # (T, T) query of position i: c·e_i
-    W_k1 = np.zeros((d_model, T))
+    W_k1 = np.zeros((d, T))
     W_k1[pos[:-1], :] = np.eye(T)[1:]  # key of position j: e_(j+1), so query i matches key j = i - 1
-    W_v1 = np.zeros((d_model, n_letters))
+    W_v1 = np.zeros((d, n_letters))
     W_v1[letters_, :] = eye  # value: the letter one-hot (^ has value 0)
-    W_o1 = np.zeros((n_letters, d_model))
+    W_o1 = np.zeros((n_letters, d))
     W_o1[:, prev] = eye  # written into the previous block
 
     c2 = strength * math.sqrt(n_letters + 1)  # undoes the scale 1/√d_head of layer 2
-    W_q2 = np.zeros((d_model, n_letters + 1))
+    W_q2 = np.zeros((d, n_letters + 1))
     W_q2[letters_, :n_letters] = c2 * eye  # query: the current letter ...
     W_q2[letters_, n_letters] = c2 / 2  # ... and, at half strength, "the start token"
-    W_k2 = np.zeros((d_model, n_letters + 1))
+    W_k2 = np.zeros((d, n_letters + 1))
     W_k2[prev, :n_letters] = eye  # key: the previous letter (layer 1's write)
     W_k2[tok[n_letters], n_letters] = 1.0  # the start token answers the second question
-    W_v2 = np.zeros((d_model, n_letters))
+    W_v2 = np.zeros((d, n_letters))
     W_v2[letters_, :] = eye  # value: the letter at the key's position
-    W_o2 = np.zeros((n_letters, d_model))
+    W_o2 = np.zeros((n_letters, d))
     W_o2[:, out] = eye  # written into the output block
-    W_out = np.zeros((d_model, n_letters))
+    W_out = np.zeros((d, n_letters))
     W_out[out, :] = strength * eye  # logits: the output block, times the strength
     return {"W_q1": W_q1, "W_k1": W_k1, "W_v1": W_v1, "W_o1": W_o1, "W_q2": W_q2, "W_k2": W_k2,
             "W_v2": W_v2, "W_o2": W_o2, "W_out": W_out}
@@ -325,9 +326,9 @@ class Forward(NamedTuple):
     logits: np.ndarray  # (..., T, n_letters) the prediction of the NEXT token at each position
     weights1: np.ndarray  # (..., T, T) layer 1's attention weights
     weights2: np.ndarray  # (..., T, T) layer 2's attention weights
-    x0: np.ndarray  # (..., T, d_model) the residual stream before layer 1
-    x1: np.ndarray  # (..., T, d_model) after layer 1 wrote into it
-    x2: np.ndarray  # (..., T, d_model) after layer 2 wrote into it
+    x0: np.ndarray  # (..., T, d) the residual stream before layer 1
+    x1: np.ndarray  # (..., T, d) after layer 1 wrote into it
+    x2: np.ndarray  # (..., T, d) after layer 2 wrote into it
 
 
 def _forward(p: dict[str, np.ndarray], x0: np.ndarray) -> dict[str, np.ndarray]:
@@ -335,13 +336,13 @@ def _forward(p: dict[str, np.ndarray], x0: np.ndarray) -> dict[str, np.ndarray]:
     c = {"x0": x0, "mask": mask}
     x = x0
     for layer in "12":
-        Q = x @ p[f"W_q{layer}"]  # (B, T, d_model) @ (d_model, d_head) -> (B, T, d_head)
+        Q = x @ p[f"W_q{layer}"]  # (B, T, d) @ (d, d_head) -> (B, T, d_head)
         K = x @ p[f"W_k{layer}"]  # (B, T, d_head)
         V = x @ p[f"W_v{layer}"]  # (B, T, d_v)
         O, P = scaled_dot_product_attention(Q, K, V, mask=mask)  # (B, T, d_v), (B, T, T)
-        x = x + O @ p[f"W_o{layer}"]  # (B, T, d_v) @ (d_v, d_model) -> (B, T, d_model): the layer adds
+        x = x + O @ p[f"W_o{layer}"]  # (B, T, d_v) @ (d_v, d) -> (B, T, d): the layer adds
         c.update({f"Q{layer}": Q, f"K{layer}": K, f"V{layer}": V, f"O{layer}": O, f"P{layer}": P, f"x{layer}": x})
-    c["logits"] = x @ p["W_out"]  # (B, T, d_model) @ (d_model, n_letters) -> (B, T, n_letters)
+    c["logits"] = x @ p["W_out"]  # (B, T, d) @ (d, n_letters) -> (B, T, n_letters)
     return c
 
 
@@ -351,12 +352,12 @@ def _stream(params: object, tokens: object, n_letters: int | None) -> tuple[dict
         _check_params(params)  # raises with the right message
     n = np.shape(params["W_out"])[-1] if n_letters is None else n_letters
     tokens = _check_tokens(tokens, n)
-    x0 = encode(tokens, n)  # (..., T, d_model)
+    x0 = encode(tokens, n)  # (..., T, d)
     made_for = np.shape(params["W_out"])[0]
     if np.ndim(params["W_out"]) == 2 and made_for != x0.shape[-1]:
         raise ValueError(
-            f"tokens has T = {tokens.shape[-1]} positions, so the stream has d_model = {x0.shape[-1]} features, "
-            f"but the parameters (W_out {np.shape(params['W_out'])}) were made for d_model = {made_for} "
+            f"tokens has T = {tokens.shape[-1]} positions, so the stream has d = {x0.shape[-1]} features, "
+            f"but the parameters (W_out {np.shape(params['W_out'])}) were made for d = {made_for} "
             f"(T = {made_for - 3 * n - 1} with {n} letters)"
         )
     return _check_params(params, x0.shape[-1]), tokens, x0
@@ -385,19 +386,19 @@ def _loss_and_grads(p: dict[str, np.ndarray], tokens: np.ndarray, x0: np.ndarray
     dlogits[..., -1, :] = 0.0  # the last position has no next token: no loss there
     dlogits[..., :-1, :] -= np.eye(n_out)[tokens[..., 1:]]  # (B, T-1, n_letters)
     dlogits /= losses.size  # the loss is a mean over every predicted position
-    d_model = x0.shape[-1]
+    d = x0.shape[-1]
     flat = lambda a: a.reshape(-1, a.shape[-1])  # noqa: E731  (B, T, n) -> (B·T, n): the chain rule sums over the batch
-    grads = {"W_out": flat(c["x2"]).T @ flat(dlogits)}  # (d_model, B·T) @ (B·T, n_letters)
-    dx = dlogits @ p["W_out"].T  # (B, T, n_letters) @ (n_letters, d_model) -> (B, T, d_model) d loss / d x2
+    grads = {"W_out": flat(c["x2"]).T @ flat(dlogits)}  # (d, B·T) @ (B·T, n_letters)
+    dx = dlogits @ p["W_out"].T  # (B, T, n_letters) @ (n_letters, d) -> (B, T, d) d loss / d x2
     for layer, x_in in (("2", c["x1"]), ("1", c["x0"])):
-        grads[f"W_o{layer}"] = flat(c[f"O{layer}"]).T @ flat(dx)  # (d_v, B·T) @ (B·T, d_model)
-        dO = dx @ p[f"W_o{layer}"].T  # (B, T, d_model) @ (d_model, d_v) -> (B, T, d_v)
+        grads[f"W_o{layer}"] = flat(c[f"O{layer}"]).T @ flat(dx)  # (d_v, B·T) @ (B·T, d)
+        dO = dx @ p[f"W_o{layer}"].T  # (B, T, d) @ (d, d_v) -> (B, T, d_v)
         dQ, dK, dV = attention_backward(c[f"Q{layer}"], c[f"K{layer}"], c[f"V{layer}"], dO, mask=c["mask"])
         for name, dA in (("q", dQ), ("k", dK), ("v", dV)):
-            grads[f"W_{name}{layer}"] = flat(x_in).T @ flat(dA)  # (d_model, B·T) @ (B·T, d_head)
+            grads[f"W_{name}{layer}"] = flat(x_in).T @ flat(dA)  # (d, B·T) @ (B·T, d_head)
         # the residual connection passes dx through unchanged; the layer's Q, K, V add their share
-        dx = dx + dQ @ p[f"W_q{layer}"].T + dK @ p[f"W_k{layer}"].T + dV @ p[f"W_v{layer}"].T  # (B, T, d_model)
-    assert dx.shape[-1] == d_model
+        dx = dx + dQ @ p[f"W_q{layer}"].T + dK @ p[f"W_k{layer}"].T + dV @ p[f"W_v{layer}"].T  # (B, T, d)
+    assert dx.shape[-1] == d
     return losses, {n: grads[n] for n in PARAM_NAMES}, c
 
 
@@ -419,31 +420,32 @@ def per_position(params: dict[str, np.ndarray], tokens: object) -> tuple[np.ndar
     return losses.mean(axis=axes), right.mean(axis=axes, dtype=np.float64)
 
 
-class Scores(NamedTuple):
-    """Loss and accuracy of the next-token prediction, split by whether the current letter occurred before."""
+class Results(NamedTuple):
+    """Loss and accuracy of the next-token prediction, split by whether the current letter occurred before
+    (called results, not scores: in this series scores are QKᵀ)."""
 
-    loss_first: float  # first occurrences (and ^): the next token cannot be known
+    loss_first: float  # first occurrences (and ^): the next token cannot be known for sure
     loss_repeat: float  # repeated letters: an induction head can predict the next token
     accuracy_first: float
     accuracy_repeat: float
 
 
-def _scores(losses: np.ndarray, logits: np.ndarray, tokens: np.ndarray, rep: np.ndarray) -> Scores:
+def _results(losses: np.ndarray, logits: np.ndarray, tokens: np.ndarray, rep: np.ndarray) -> Results:
     right = logits[..., :-1, :].argmax(axis=-1) == tokens[..., 1:]  # (B, T-1)
     first = ~rep  # (B, T-1)
-    return Scores(float(losses[first].mean()), float(losses[rep].mean()),
+    return Results(float(losses[first].mean()), float(losses[rep].mean()),
                   float(right[first].mean()), float(right[rep].mean()))
 
 
-def evaluate(params: dict[str, np.ndarray], tokens: object) -> Scores:
-    """Scores on token ids (B, T): loss and accuracy at first occurrences and at repeated letters."""
+def evaluate(params: dict[str, np.ndarray], tokens: object) -> Results:
+    """Results on token ids (B, T): loss and accuracy at first occurrences and at repeated letters."""
     p, tokens, x0 = _stream(params, tokens, None)
     n_letters = p["W_out"].shape[1]
     logits = _forward(p, x0)["logits"]  # (B, T, n_letters)
     rep = repeated(tokens, n_letters)[..., :-1]  # (B, T-1) positions whose next token is predictable
     if rep.all() or not rep.any():
         raise ValueError("tokens must hold both first occurrences and repeated letters (use make_batch)")
-    return _scores(_position_losses(logits, tokens), logits, tokens, rep)
+    return _results(_position_losses(logits, tokens), logits, tokens, rep)
 
 
 # --------------------------------------------------------------------------- training
@@ -463,13 +465,13 @@ def default_probe(T: int, n_letters: int) -> np.ndarray:
 
 
 class Snapshot(NamedTuple):
-    """The state after ``step`` updates: the probe's attention weights and per-position loss, test scores."""
+    """The state after ``step`` updates: the probe's attention weights and per-position loss, test results."""
 
     step: int
     weights1: np.ndarray  # (T, T) layer 1 on the probe
     weights2: np.ndarray  # (T, T) layer 2 on the probe
     probe_loss: np.ndarray  # (T-1,) the probe's loss at each position
-    scores: Scores  # on the n_eval test sequences
+    results: Results  # on the n_eval test sequences (eval_tokens)
 
 
 @dataclass(frozen=True)
@@ -482,7 +484,7 @@ class TrainResult:
     snapshots: list[Snapshot]  # step 0, every snapshot_every steps, and the last step
     params: dict[str, np.ndarray]  # the final nine weight matrices
     probe: np.ndarray  # (T,) the probe sequence
-    eval_tokens: np.ndarray  # (n_eval, T) the test sequences behind each snapshot's scores
+    eval_tokens: np.ndarray  # (n_eval, T) the test sequences behind each snapshot's results
     config: dict  # train's arguments
 
     @property
@@ -493,12 +495,12 @@ class TrainResult:
     @property
     def loss_repeat(self) -> np.ndarray:
         """Test loss on repeated letters at each snapshot, (n_snapshots,)."""
-        return np.array([s.scores.loss_repeat for s in self.snapshots])
+        return np.array([s.results.loss_repeat for s in self.snapshots])
 
     @property
     def accuracy_repeat(self) -> np.ndarray:
         """Test accuracy on repeated letters at each snapshot, (n_snapshots,)."""
-        return np.array([s.scores.accuracy_repeat for s in self.snapshots])
+        return np.array([s.results.accuracy_repeat for s in self.snapshots])
 
 
 def train(
@@ -534,18 +536,18 @@ def train(
     init_rng, data_rng, eval_rng = np.random.default_rng(seed).spawn(3)  # independent streams
     params = init_params(T, n_letters, d_head, init_rng)
     if not layer1:
-        params["W_o1"] = np.zeros_like(params["W_o1"])  # (d_head, d_model) layer 1 writes nothing
+        params["W_o1"] = np.zeros_like(params["W_o1"])  # (d_head, d) layer 1 writes nothing
     eval_tokens = make_batch(n_eval, T, n_letters, eval_rng, periods)  # (n_eval, T)
-    eval_x0 = encode(eval_tokens, n_letters)  # (n_eval, T, d_model)
+    eval_x0 = encode(eval_tokens, n_letters)  # (n_eval, T, d)
     eval_rep = repeated(eval_tokens, n_letters)[:, :-1]  # (n_eval, T-1)
     probe = default_probe(T, n_letters)  # (T,)
-    probe_x0 = encode(probe, n_letters)[None]  # (1, T, d_model)
+    probe_x0 = encode(probe, n_letters)[None]  # (1, T, d)
 
     def snapshot(step: int) -> Snapshot:
         c = _forward(params, eval_x0)
-        scores = _scores(_position_losses(c["logits"], eval_tokens), c["logits"], eval_tokens, eval_rep)
+        results = _results(_position_losses(c["logits"], eval_tokens), c["logits"], eval_tokens, eval_rep)
         cp = _forward(params, probe_x0)
-        return Snapshot(step, cp["P1"][0], cp["P2"][0], _position_losses(cp["logits"], probe[None])[0], scores)
+        return Snapshot(step, cp["P1"][0], cp["P2"][0], _position_losses(cp["logits"], probe[None])[0], results)
 
     snapshots = [snapshot(0)]
     losses, losses_repeat, losses_first = np.empty(steps), np.empty(steps), np.empty(steps)  # (steps,) each

@@ -193,7 +193,7 @@ def test_explorer_numbers_are_train_snapshots_and_the_browser_expectation(explor
     e = expected(st)  # the browser test's recomputation (its own train call, cached)
     shown = [p.matrix for v in explorer._shown.views for p in v.panels]
     assert cell_texts(e.tables) == cell_texts(shown)
-    assert f"{snap.scores.loss_repeat:.3g}" in explorer.readout.value
+    assert f"{snap.results.loss_repeat:.3g}" in explorer.readout.value
     explorer.set(step=0, layer="layer 2")
 
 

@@ -86,7 +86,7 @@ def test_probe_labels_and_blocks():
     b = blocks(T, N)
     assert [(k, s.start, s.stop) for k, s in b.items()] == [
         ("token", 0, 9), ("position", 9, 20), ("previous", 20, 28), ("output", 28, 36)]
-    X = encode(probe, N)  # (T, d_model)
+    X = encode(probe, N)  # (T, d)
     assert X.shape == (T, 36)
     np.testing.assert_array_equal(X[:, b["token"]].argmax(axis=1), probe)
     np.testing.assert_array_equal(X[:, b["position"]], np.eye(T))
@@ -167,7 +167,7 @@ def test_training_is_deterministic(run):
 
 
 def test_training_learns_the_repeats_and_not_the_first_occurrences(run, test_tokens):
-    first, last = run.snapshots[0].scores, run.snapshots[-1].scores
+    first, last = run.snapshots[0].results, run.snapshots[-1].results
     assert first.accuracy_repeat < 0.3  # it had to learn (chance is 1/8)
     assert last.accuracy_repeat >= 0.99
     assert evaluate(run.params, test_tokens).accuracy_repeat >= 0.99  # fresh sequences
@@ -191,7 +191,7 @@ def test_trained_layer2_is_an_induction_head_that_needs_layer1(run, test_tokens)
 def test_layer2_alone_trained_stays_short_of_the_two_layers(run):
     alone = train(**{**RUN, "snapshot_every": 50}, layer1=False)  # W_o1 held at 0: layer 1 writes nothing
     assert not alone.params["W_o1"].any()  # exactly 0 after 600 Adam steps
-    a, two = alone.snapshots[-1].scores, run.snapshots[-1].scores
+    a, two = alone.snapshots[-1].results, run.snapshots[-1].results
     assert a.accuracy_repeat < 0.99 <= two.accuracy_repeat  # the notebook's deep dive: 96 % against 100 %
     assert a.loss_repeat > 10 * two.loss_repeat
     assert alone.config["layer1"] is False and run.config["layer1"] is True
@@ -221,7 +221,7 @@ def test_layer2_alone_trained_stays_short_of_the_two_layers(run):
         (lambda: forward({**designed_params(T, N), "W_k2": np.zeros((36, 3))}, default_probe(T, N)), ValueError,
          ("layer 2's weight matrices do not fit", "(36, 9), (36, 3)")),
         (lambda: forward(designed_params(T, N), default_probe(T + 1, N)), ValueError,
-         ("T = 12 positions", "d_model = 37", "made for d_model = 36", "T = 11 with 8 letters")),
+         ("T = 12 positions", "d = 37", "made for d = 36", "T = 11 with 8 letters")),
         (lambda: evaluate(designed_params(4, N), [[N, 0, 1, 2]]), ValueError,
          ("both first occurrences and repeated letters",)),
         (lambda: labels(default_probe(T, N)[None], N), ValueError, ("one sequence (T,)",)),
