@@ -780,10 +780,10 @@ def plot_residual_stream(
     col_labels: Sequence[str],
     suptitle: str | None = None,
 ) -> Figure:
-    """The residual stream (T, d_model) at several stages, stacked: one row per position, the features in named
+    """The residual stream (T, d) at several stages, stacked: one row per position, the features in named
     blocks (separated and titled), colour CMAP on the fixed scale 0..1 (values outside it clipped)."""
     if isinstance(streams, np.ndarray) or not isinstance(streams, Sequence) or not streams:
-        raise TypeError(f"streams must be a non-empty list of (T, d_model) matrices, got {type(streams).__name__}")
+        raise TypeError(f"streams must be a non-empty list of (T, d) matrices, got {type(streams).__name__}")
     data = [_check_matrix(s, f"streams[{k}]") for k, s in enumerate(streams)]
     for k, m in enumerate(data):
         _refuse_nonfinite(m, f"streams[{k}]", "the residual stream of a working model holds finite numbers")

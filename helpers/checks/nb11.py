@@ -95,8 +95,8 @@ def check_induction_pattern(answer: object) -> Verdict:
         "a letter seen for the first time matches no key; the designed query then looks at ^ (half its "
         "strength), not at itself.": self_first,
     }
-    hint = ("Hint: for each query i, find the keys j ≤ i with EX_SEQ[j - 1] == EX_SEQ[i]; share the row's 1 among "
-            "them, or put it on ^ (column 0) when there is none.")
+    hint = ("Hint: for each query i, find the earlier keys j ≤ i (causal) with EX_SEQ[j - 1] == EX_SEQ[i]; share "
+            "the row's 1 among them, or put it on ^ when there is none (i, j: NumPy indices from 0, ^ is column 0).")
     # atol 1e-3: the designed model's weights (within ~1e-4 of the ideal 0, 1/2, 1) count as right; every
     # mistake above differs from the right answer by at least 1/2 somewhere
     return check_array(answer, right, name="Exercise 2, layer 2's pattern", mistakes=mistakes, hint=hint, atol=1e-3)
