@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import NamedTuple
 
@@ -46,6 +45,7 @@ from helpers.sentence import TOKENS, adjective_head, embed, embeddings, pronoun_
 sys.path.insert(0, str(Path(__file__).resolve().parent / "ui"))
 import expected as ui_expected  # noqa: E402
 from expected import _masks  # noqa: E402
+from html_cells import shown_cells  # noqa: E402
 
 # ------------------------------------------------------------------------------------------ the table
 
@@ -337,40 +337,6 @@ def test_checks_do_not_change_the_exercise_data() -> None:
 
 
 # ------------------------------------------------------------------------------ the explorer
-
-
-class _Tables(HTMLParser):
-    """The cell texts of every table in an HTML string."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.tables: list[list[str]] = []
-        self._td = False
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "table":
-            self.tables.append([])
-        elif tag == "td":
-            self._td = True
-            self.tables[-1].append("")
-
-    def handle_endtag(self, tag):
-        if tag == "td":
-            self._td = False
-
-    def handle_data(self, data):
-        if self._td:
-            self.tables[-1][-1] += data
-
-
-def shown_cells(ex: MaskExplorer) -> list[list[str]]:
-    """Every heatmap table's cell texts, in page order (as the browser test reads them)."""
-    out = []
-    for view in ex._views:
-        p = _Tables()
-        p.feed(view.value)
-        out.extend([c.strip() for c in t] for t in p.tables)
-    return out
 
 
 def _explorer() -> MaskExplorer:

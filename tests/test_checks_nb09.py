@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import NamedTuple
 
@@ -32,6 +31,7 @@ from helpers.sentence import TOKENS, embeddings, two_heads
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "ui"))
 import expected as ui_expected  # noqa: E402
+from html_cells import shown_cells  # noqa: E402
 
 # ------------------------------------------------------------------------------------------ the table
 
@@ -161,40 +161,6 @@ def test_checks_never_raise_on_odd_answers(capsys: pytest.CaptureFixture[str]) -
 
 
 # =========================================================================== the explorer
-
-
-class _Tables(HTMLParser):
-    """The cell texts (td) of every table of an HTML string, one list per table."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.tables: list[list[str]] = []
-        self._td = False
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "table":
-            self.tables.append([])
-        elif tag == "td":
-            self._td = True
-            self.tables[-1].append("")
-
-    def handle_endtag(self, tag):
-        if tag == "td":
-            self._td = False
-
-    def handle_data(self, data):
-        if self._td:
-            self.tables[-1][-1] += data
-
-
-def shown_cells(ex) -> list[list[str]]:
-    """Every heatmap table's cell texts, in page order (as the browser tests read them)."""
-    out = []
-    for view in ex._views:
-        p = _Tables()
-        p.feed(view.value)
-        out.extend([c.strip() for c in t] for t in p.tables)
-    return out
 
 
 def check_numbers(ex) -> dict:

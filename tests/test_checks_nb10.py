@@ -224,36 +224,6 @@ def explorer():
     return long_context_explorer(embeddings(), *two_heads(), TOKENS)
 
 
-def _html_texts(view_html: str) -> list[list[str]]:
-    """The cell texts of every table in one view's HTML, one list per table."""
-    from html.parser import HTMLParser
-
-    class Cells(HTMLParser):
-        def __init__(self) -> None:
-            super().__init__()
-            self.tables: list[list[str]] = []
-            self.cell: list[str] | None = None
-
-        def handle_starttag(self, tag, attrs):
-            if tag == "table":
-                self.tables.append([])
-            elif tag == "td":
-                self.cell = []
-
-        def handle_endtag(self, tag):
-            if tag == "td" and self.cell is not None:
-                self.tables[-1].append("".join(self.cell).strip())
-                self.cell = None
-
-        def handle_data(self, data):
-            if self.cell is not None:
-                self.cell.append(data)
-
-    p = Cells()
-    p.feed(view_html)
-    return p.tables
-
-
 @pytest.mark.parametrize("method", ["full", "sliding window", "latent", "linear"])
 @pytest.mark.parametrize(("window", "d_c"), [(1, 1), (3, 2), (8, 8)])
 def test_the_explorer_shows_what_the_browser_expectation_recomputes(explorer, method, window, d_c):
@@ -264,14 +234,14 @@ def test_the_explorer_shows_what_the_browser_expectation_recomputes(explorer, me
 
     sys.path.insert(0, str(Path(__file__).resolve().parent / "ui"))
     import expected as ui_expected  # the browser tests' expectation
+    from html_cells import shown_cells
 
     explorer.set(method=method, window=window, d_c=d_c)
     state = state_from_html(explorer.readout.value)
     want = ui_expected.expected(state)
     np.testing.assert_allclose(ui_expected.number_array(state["weights"]), want.weights, rtol=0, atol=1e-12)
     np.testing.assert_allclose(ui_expected.number_array(state["output"]), want.output, rtol=0, atol=1e-12)
-    shown = [t for w in explorer._views for t in _html_texts(w.value)]
-    assert shown == ui_expected.cell_texts(want.tables)
+    assert shown_cells(explorer) == ui_expected.cell_texts(want.tables)
     assert explorer.controls["window"].disabled is (method != "sliding window")
     assert explorer.controls["d_c"].disabled is (method != "latent")
 
