@@ -106,6 +106,16 @@ def _size(n_bytes: int) -> str:
     return f"{n_bytes} bytes"
 
 
+def _refuse_large(n_numbers: int, what: str, lower: str) -> None:
+    """A ValueError if an array of n_numbers float64 (or int64) would exceed MAX_BYTES (1 GiB), saying what and why."""
+    n_bytes = 8 * n_numbers
+    if n_bytes > MAX_BYTES:
+        raise ValueError(
+            f"{what} would take {n_bytes:,} bytes ({_size(n_bytes)}), above the limit of 1 GiB per array that keeps "
+            f"a typo from exhausting the memory: lower {lower}"
+        )
+
+
 def _check_T(T: object, func: str, what: str, itemsize: int) -> int:
     """T as an int from 1 to MAX_T; above, a ValueError naming T and the bytes of ``what`` (T², itemsize each)."""
     T = _check_int(T, "T", minimum=1)

@@ -22,8 +22,15 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from helpers.attention import _as_numeric, _check_axis, _check_int, _refuse_empty_rows, naive_softmax, softmax
-from helpers.training import _refuse_large
+from helpers.attention import (
+    _as_numeric,
+    _check_axis,
+    _check_int,
+    _refuse_empty_rows,
+    _refuse_large,
+    naive_softmax,
+    softmax,
+)
 
 __all__ = [
     "FLOAT_TYPES",

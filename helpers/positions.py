@@ -30,8 +30,7 @@ import numbers
 
 import numpy as np
 
-from helpers.attention import _as_numeric, _check_int
-from helpers.training import _refuse_large
+from helpers.attention import _as_numeric, _check_int, _refuse_large
 
 __all__ = [
     "onehot_positions",

@@ -42,10 +42,9 @@ from typing import NamedTuple
 import numpy as np
 
 from helpers.attention import (
-    MAX_BYTES,
     _as_numeric,
     _check_int,
-    _size,
+    _refuse_large,
     scaled_dot_product_attention,
     softmax,
     xavier_normal,
@@ -92,16 +91,6 @@ def _check_task(task: object) -> str:
     if task not in TASKS:
         raise ValueError(f"unknown task {task!r}; the known tasks are {sorted(TASKS)}")
     return task
-
-
-def _refuse_large(n_numbers: int, what: str, lower: str) -> None:
-    """A ValueError if an array of n_numbers float64 (or int64) would exceed MAX_BYTES (1 GiB), saying what and why."""
-    n_bytes = 8 * n_numbers
-    if n_bytes > MAX_BYTES:
-        raise ValueError(
-            f"{what} would take {n_bytes:,} bytes ({_size(n_bytes)}), above the limit of 1 GiB per array that keeps "
-            f"a typo from exhausting the memory: lower {lower}"
-        )
 
 
 def _duration(seconds: float) -> str:
