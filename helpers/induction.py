@@ -54,14 +54,13 @@ from typing import NamedTuple
 import numpy as np
 
 from helpers.attention import (
-    _as_numeric,
     _check_int,
     causal_mask,
     scaled_dot_product_attention,
     xavier_normal,
 )
 from helpers.backward import attention_backward
-from helpers.training import _check_real, _check_rng, _log_softmax, adam_step
+from helpers.training import _as_token_ids, _check_matrices, _check_real, _check_rng, _log_softmax, adam_step
 
 __all__ = [
     "START",
@@ -117,14 +116,7 @@ def _check_sizes(T: object, n_letters: object) -> tuple[int, int]:
 
 def _check_tokens(tokens: object, n_letters: int, name: str = "tokens") -> np.ndarray:
     """``tokens`` as an int64 array (..., T): start token ``n_letters`` at position 0, letters after it."""
-    if isinstance(tokens, (str, bytes)):
-        raise TypeError(f"{name} must be an integer array of token ids, got a {type(tokens).__name__}")
-    try:
-        arr = np.asarray(tokens)
-    except ValueError as err:  # ragged nested lists
-        raise ValueError(f"{name} must be a rectangular integer array of token ids: {err}") from None
-    if arr.dtype == bool or arr.dtype.kind not in "iu":
-        raise TypeError(f"{name} must hold integer token ids, got dtype {arr.dtype} with shape {arr.shape}")
+    arr = _as_token_ids(tokens, name)
     if arr.ndim < 1 or arr.shape[-1] < 3 or arr.size == 0:
         raise ValueError(f"{name} must be an array (..., T) of token ids with T >= 3, got shape {arr.shape}")
     if arr.shape[-1] > MAX_T:
@@ -151,15 +143,7 @@ def _shapes(T: int, n_letters: int) -> tuple[int, int]:
 
 def _check_params(params: object, d_stream: int | None = None) -> dict[str, np.ndarray]:
     """Check the nine weight matrices fit each other (and the stream width d, if given)."""
-    if not isinstance(params, dict):
-        raise TypeError(f"params must be a dict with keys {list(PARAM_NAMES)}, got a {type(params).__name__}")
-    missing = [n for n in PARAM_NAMES if n not in params]
-    if missing:
-        raise ValueError(f"params is missing {missing}; it needs {list(PARAM_NAMES)}, got {sorted(params)}")
-    p = {n: _as_numeric(params[n], f"params[{n!r}]") for n in PARAM_NAMES}
-    for n, W in p.items():
-        if W.ndim != 2:
-            raise ValueError(f"params[{n!r}] must be a 2-D matrix, got shape {W.shape}")
+    p = _check_matrices(params, PARAM_NAMES)
     s = {n: W.shape for n, W in p.items()}
     d = s["W_out"][0] if d_stream is None else d_stream
     for layer in "12":

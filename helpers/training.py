@@ -120,8 +120,8 @@ def _check_real(value: object, name: str, *, low: float, high: float = math.inf,
     return value
 
 
-def _check_tokens(tokens: object, name: str, n_vocab: int | None = None) -> np.ndarray:
-    """Return ``tokens`` as an int64 array (..., T) of token ids 0 .. n_vocab-1."""
+def _as_token_ids(tokens: object, name: str) -> np.ndarray:
+    """``tokens`` as an integer array; a TypeError or ValueError naming ``name`` for text, ragged lists, non-integers."""
     if isinstance(tokens, (str, bytes)):
         raise TypeError(f"{name} must be an integer array of token ids, got a {type(tokens).__name__}")
     try:
@@ -130,6 +130,26 @@ def _check_tokens(tokens: object, name: str, n_vocab: int | None = None) -> np.n
         raise ValueError(f"{name} must be a rectangular integer array of token ids: {err}") from None
     if arr.dtype == bool or arr.dtype.kind not in "iu":
         raise TypeError(f"{name} must hold integer token ids, got dtype {arr.dtype} with shape {arr.shape}")
+    return arr
+
+
+def _check_matrices(params: object, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """``params`` as {name: 2-D numeric matrix} for every one of ``names``; an error naming what is missing or wrong."""
+    if not isinstance(params, dict):
+        raise TypeError(f"params must be a dict with keys {list(names)}, got a {type(params).__name__}")
+    missing = [n for n in names if n not in params]
+    if missing:
+        raise ValueError(f"params is missing {missing}; it needs {list(names)}, got {sorted(params)}")
+    p = {n: _as_numeric(params[n], f"params[{n!r}]") for n in names}
+    for n, W in p.items():
+        if W.ndim != 2:
+            raise ValueError(f"params[{n!r}] must be a 2-D matrix, got shape {W.shape}")
+    return p
+
+
+def _check_tokens(tokens: object, name: str, n_vocab: int | None = None) -> np.ndarray:
+    """Return ``tokens`` as an int64 array (..., T) of token ids 0 .. n_vocab-1."""
+    arr = _as_token_ids(tokens, name)
     if arr.ndim < 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty array (..., T) of token ids, got shape {arr.shape}")
     if (arr < 0).any() or (n_vocab is not None and (arr >= n_vocab).any()):
@@ -142,15 +162,7 @@ def _check_tokens(tokens: object, name: str, n_vocab: int | None = None) -> np.n
 
 def _check_params(params: object, d_in: int | None = None) -> dict[str, np.ndarray]:
     """Check the four weight matrices fit each other (and X's width d_in, if given)."""
-    if not isinstance(params, dict):
-        raise TypeError(f"params must be a dict with keys {list(PARAM_NAMES)}, got a {type(params).__name__}")
-    missing = [n for n in PARAM_NAMES if n not in params]
-    if missing:
-        raise ValueError(f"params is missing {missing}; it needs {list(PARAM_NAMES)}, got {sorted(params)}")
-    p = {n: _as_numeric(params[n], f"params[{n!r}]") for n in PARAM_NAMES}
-    for n, W in p.items():
-        if W.ndim != 2:
-            raise ValueError(f"params[{n!r}] must be a 2-D matrix, got shape {W.shape}")
+    p = _check_matrices(params, PARAM_NAMES)
     shapes = {n: W.shape for n, W in p.items()}
     rows = {shapes["W_q"][0], shapes["W_k"][0], shapes["W_v"][0]}
     if len(rows) != 1 or shapes["W_q"][1] != shapes["W_k"][1] or shapes["W_out"][0] != shapes["W_v"][1]:
