@@ -241,29 +241,36 @@ def _check_mask(mask: object, scores_shape: tuple, expected: str) -> np.ndarray:
     return mask
 
 
-def _check_attention_inputs(
-    Q: object, K: object, V: object, mask: object, scale: object
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, float]:
-    """The checks of scaled_dot_product_attention and tiled_attention: (Q, K, V, mask, scale), checked."""
+def _check_qkv(
+    Q: object, K: object, V: object = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, tuple[int, ...]]:
+    """Q, K and V (None: Q and K only) as numeric arrays whose shapes fit attention, and their batch shape."""
     Q = _as_numeric(Q, "Q", min_ndim=2)
     K = _as_numeric(K, "K", min_ndim=2)
-    V = _as_numeric(V, "V", min_ndim=2)
+    V = None if V is None else _as_numeric(V, "V", min_ndim=2)
     if Q.shape[-1] != K.shape[-1]:
         raise ValueError(
             f"Q and K must have the same last dimension d_k: Q has shape {Q.shape} (d_k={Q.shape[-1]}) "
             f"but K has shape {K.shape} (d_k={K.shape[-1]})"
         )
-    if K.shape[-2] != V.shape[-2]:
+    if V is not None and K.shape[-2] != V.shape[-2]:
         raise ValueError(
             f"K and V must have the same number of tokens T_k: K has shape {K.shape} ({K.shape[-2]} keys) "
             f"but V has shape {V.shape} ({V.shape[-2]} values)"
         )
     try:
-        batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+        batch = np.broadcast_shapes(*(x.shape[:-2] for x in (Q, K, V) if x is not None))
     except ValueError:
-        raise ValueError(
-            f"the leading (batch/head) dimensions of Q {Q.shape}, K {K.shape} and V {V.shape} do not broadcast"
-        ) from None
+        which = f"Q {Q.shape} and K {K.shape}" if V is None else f"Q {Q.shape}, K {K.shape} and V {V.shape}"
+        raise ValueError(f"the leading (batch/head) dimensions of {which} do not broadcast") from None
+    return Q, K, V, batch
+
+
+def _check_attention_inputs(
+    Q: object, K: object, V: object, mask: object, scale: object
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, float]:
+    """The checks of scaled_dot_product_attention and tiled_attention: (Q, K, V, mask, scale), checked."""
+    Q, K, V, batch = _check_qkv(Q, K, V)
     scale = _check_scale(scale, Q.shape[-1])
     if mask is not None:
         scores_shape = (*batch, Q.shape[-2], K.shape[-2])

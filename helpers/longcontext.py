@@ -40,6 +40,7 @@ from helpers.attention import (
     _check_int,
     _check_mask,
     _check_product_finite,
+    _check_qkv,
     _check_weight,
     _merge,
     _split,
@@ -291,51 +292,16 @@ def elu_plus_one(x: object) -> np.ndarray:
         return np.where(x > 0, x + 1, np.exp(np.minimum(x, 0)))  # same shape; exp only of x <= 0: no overflow
 
 
-def _check_qk(Q: object, K: object, same_length: bool) -> tuple[np.ndarray, np.ndarray]:
-    Q = _as_numeric(Q, "Q", min_ndim=2)
-    K = _as_numeric(K, "K", min_ndim=2)
-    if Q.shape[-1] != K.shape[-1]:
-        raise ValueError(
-            f"Q and K must have the same last dimension d_k: Q has shape {Q.shape} (d_k={Q.shape[-1]}) "
-            f"but K has shape {K.shape} (d_k={K.shape[-1]})"
-        )
+def _check_linear_qkv(
+    Q: object, K: object, V: object, same_length: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Q, K and V (None: Q and K only) checked as for softmax attention; as many queries as keys if same_length."""
+    Q, K, V, _ = _check_qkv(Q, K, V)
     if same_length and Q.shape[-2] != K.shape[-2]:
         raise ValueError(
             f"causal attention needs as many queries as keys: Q has shape {Q.shape} ({Q.shape[-2]} queries) "
             f"but K has shape {K.shape} ({K.shape[-2]} keys)"
         )
-    try:
-        np.broadcast_shapes(Q.shape[:-2], K.shape[:-2])
-    except ValueError:
-        raise ValueError(f"the leading (batch/head) dimensions of Q {Q.shape} and K {K.shape} do not broadcast") from None
-    return Q, K
-
-
-def _check_qkv(Q: object, K: object, V: object, same_length: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    Q = _as_numeric(Q, "Q", min_ndim=2)
-    K = _as_numeric(K, "K", min_ndim=2)
-    V = _as_numeric(V, "V", min_ndim=2)
-    if Q.shape[-1] != K.shape[-1]:
-        raise ValueError(
-            f"Q and K must have the same last dimension d_k: Q has shape {Q.shape} (d_k={Q.shape[-1]}) "
-            f"but K has shape {K.shape} (d_k={K.shape[-1]})"
-        )
-    if K.shape[-2] != V.shape[-2]:
-        raise ValueError(
-            f"K and V must have the same number of tokens T: K has shape {K.shape} ({K.shape[-2]} keys) "
-            f"but V has shape {V.shape} ({V.shape[-2]} values)"
-        )
-    if same_length and Q.shape[-2] != K.shape[-2]:
-        raise ValueError(
-            f"causal attention needs as many queries as keys: Q has shape {Q.shape} ({Q.shape[-2]} queries) "
-            f"but K has shape {K.shape} ({K.shape[-2]} keys)"
-        )
-    try:
-        np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
-    except ValueError:
-        raise ValueError(
-            f"the leading (batch/head) dimensions of Q {Q.shape}, K {K.shape} and V {V.shape} do not broadcast"
-        ) from None
     return Q, K, V
 
 
@@ -352,7 +318,7 @@ def _check_causal(causal: object) -> bool:
 def linear_attention_weights(Q: object, K: object, causal: bool = True) -> np.ndarray:
     """(..., T_q, T_k): φ(q_i)·φ(k_j) / Σ_j' φ(q_i)·φ(k_j'), over j <= i when causal; every row sums to 1."""
     causal = _check_causal(causal)
-    Q, K = _check_qk(Q, K, causal)
+    Q, K, _ = _check_linear_qkv(Q, K, None, causal)
     dtype = _work_dtype(Q, K)
     fQ, fK = elu_plus_one(Q).astype(dtype), elu_plus_one(K).astype(dtype)  # (..., T_q, d_k), (..., T_k, d_k)
     A = fQ @ np.swapaxes(fK, -1, -2)  # (..., T_q, d_k) @ (..., d_k, T_k) -> (..., T_q, T_k), every entry > 0
@@ -369,7 +335,7 @@ def linear_attention(Q: object, K: object, V: object, causal: bool = True) -> np
     does with exp(q·k). Not causal: φ(Q) (φ(K)ᵀ V) / (φ(Q) Σ_j φ(k_j)), never forming a (T, T) matrix.
     """
     causal = _check_causal(causal)
-    Q, K, V = _check_qkv(Q, K, V, causal)
+    Q, K, V = _check_linear_qkv(Q, K, V, causal)
     dtype = _work_dtype(Q, K, V)
     if causal:
         return linear_attention_weights(Q, K, causal=True).astype(dtype) @ V.astype(dtype)  # (.., T, T) @ (.., T, d_v)
@@ -386,7 +352,7 @@ def linear_attention_recurrent(Q: object, K: object, V: object) -> np.ndarray:
     z (..., d_k) have the same size at every step, whatever T: time grows like T, the state not at all.
     Equals linear_attention(Q, K, V, causal=True) in exact arithmetic; in floats to rounding.
     """
-    Q, K, V = _check_qkv(Q, K, V, same_length=True)
+    Q, K, V = _check_linear_qkv(Q, K, V, same_length=True)
     dtype = _work_dtype(Q, K, V)
     fQ, fK = elu_plus_one(Q).astype(dtype), elu_plus_one(K).astype(dtype)  # (..., T, d_k) each
     V = V.astype(dtype)  # (..., T, d_v)
