@@ -14,6 +14,7 @@ to bottom. Decorate each public check with ``@exercise_check`` to get that retur
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -144,3 +145,109 @@ def check_array_any_shape(answer: object, expected: np.ndarray, *, name: str, mi
                     return Verdict(False)
     same_shape = {k: v for k, v in mistakes.items() if v.shape == expected.shape}
     return check_array(answer, expected, name=name, mistakes=same_shape, hint=hint, exp=exp)
+
+
+# ------------------------------------------------ checks of one number and of a boolean mask (notebooks 06, 08-10)
+
+
+def _number(answer: object) -> object:
+    """A one-element answer ([5.0], np.array(5.0), 5) as a float; anything else unchanged."""
+    if answer is None or answer is Ellipsis or isinstance(answer, (str, bytes)):
+        return answer
+    try:
+        if np.iscomplexobj(answer):
+            return answer
+        arr = np.asarray(answer, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        return answer
+    return float(arr.reshape(-1)[0]) if arr.size == 1 else answer
+
+
+def _describe(got: object) -> str:
+    """What a non-number answer is, in a few words (never raises)."""
+    if isinstance(got, int):  # an int that _number could not turn into a float
+        return "a number too large for a float"
+    if isinstance(got, (str, bytes)):
+        return "text, not a number"
+    try:
+        arr = np.asarray(got)
+    except (TypeError, ValueError, OverflowError):  # ragged lists and the like
+        return f"a {type(got).__name__} that is not a rectangular array"
+    if arr.dtype.kind == "c":
+        return "a complex number: sums of exponentials are real"
+    if arr.dtype.kind in "iufb":
+        return f"an array of shape {arr.shape}"
+    return f"a {type(got).__name__}"
+
+
+def _check_number(answer: object, right: float, *, name: str, mistakes: dict[str, float], hint: str,
+                  rtol: float = 1e-6, exp: bool = False) -> Verdict:
+    """Compare one number; name a recognised slip, else say it is not right without revealing the answer.
+
+    exp=True: the exercise computes an exp, so a NaN may come from an overflow (and says so).
+    """
+    got = _number(answer)
+    if got is None or got is Ellipsis:
+        return _verdict(False, name, f"{NOT_ANSWERED}. {hint}")
+    if not isinstance(got, float):
+        return _verdict(False, name, f"expected one number, got {_describe(got)}. {hint}")
+    if math.isnan(got):
+        cause = "did exp overflow, or 0/0?" if exp else "0/0 or inf − inf makes one."
+        return _verdict(False, name, f"your answer is NaN: {cause} {hint}")
+    if math.isclose(got, right, rel_tol=rtol, abs_tol=1e-12):
+        return _verdict(True, name, "correct.")
+    for explanation, wrong in mistakes.items():
+        if math.isclose(got, wrong, rel_tol=rtol, abs_tol=1e-12):
+            return _verdict(False, name, explanation)
+    return _verdict(False, name, f"{got:.6g} is not it. {hint}")
+
+
+def _as_array(answer: object) -> np.ndarray | None:
+    """The answer as a real or boolean array, or None when it is not one."""
+    try:
+        got = np.asarray(answer)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if got.dtype == object or got.dtype.kind not in "biuf":
+        return None
+    return got
+
+
+def _check_mask(answer: object, right: np.ndarray, *, name: str, mistakes: Mapping[str, np.ndarray],
+                hint: str, accept: Mapping[str, np.ndarray] | None = None) -> Verdict:
+    """Compare a boolean mask with ``right``; name the mistake it matches (same shape or not).
+
+    accept: other arrays that are right too, each with the sentence the verdict prints.
+    A 0/1 array of numbers is read as a mask for the diagnosis, and told to become boolean.
+    """
+    if answer is None or answer is Ellipsis:
+        return _verdict(False, name, f"{NOT_ANSWERED}. {hint}")
+    got = _as_array(answer)
+    if got is None:
+        return _verdict(False, name, f"expected a boolean array (True = may attend), got {type(answer).__name__}. {hint}")
+    numbers = got.dtype != bool
+    if numbers:
+        finite = np.isfinite(got)
+        additive = np.where(right, 0.0, -np.inf)  # the same mask as 0 / -inf, to add to the scores
+        if got.shape == right.shape and np.array_equal(got, additive):
+            return _verdict(False, name, "this is the additive form (0 where allowed, -inf where hidden), which is added "
+                        "to the scores; here give the boolean mask itself: True = may attend.")
+        if not (finite.all() and np.isin(got, (0, 1)).all()):
+            return _verdict(False, name, f"a mask holds True/False (or 0/1), but yours holds other numbers. {hint}")
+        got = got.astype(bool)
+    tail = (" Also: a mask must be boolean (True/False), not the numbers 0/1: the helpers refuse a mask of "
+            "numbers; use dtype=bool or a comparison such as j <= i.") if numbers else ""
+    for sentence, ok in {"correct.": right, **(accept or {})}.items():
+        if got.shape == ok.shape and np.array_equal(got, ok):
+            if numbers:
+                return _verdict(False, name, "the pattern is right, but it is made of numbers: a mask must be boolean "
+                            "(True/False); the helpers refuse a mask of 0/1 numbers. Use dtype=bool or a comparison.")
+            return _verdict(True, name, sentence)
+    for explanation, wrong in mistakes.items():
+        if got.shape == wrong.shape and np.array_equal(got, wrong):
+            return _verdict(False, name, explanation + tail)
+    if got.shape != right.shape:
+        return _verdict(False, name, f"your mask has shape {got.shape}, expected {right.shape}. {hint}")
+    where = tuple(int(i) for i in np.argwhere(got != right)[0])
+    return _verdict(False, name, f"the entry at index {where} is {bool(got[where])}, expected {bool(right[where])}.{tail} "
+                f"{hint}")

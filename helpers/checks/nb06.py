@@ -24,7 +24,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from helpers.attention import causal_mask, padding_mask, project_qkv, scaled_dot_product_attention, softmax
-from helpers.checks import NOT_ANSWERED, Verdict, check_array, exercise_check
+from helpers.checks import Verdict, _check_mask, _verdict, check_array, exercise_check
 from helpers.sentence import adjective_head, embed, embeddings
 
 __all__ = [
@@ -50,62 +50,6 @@ EX_TARGET = ("il", "était", "fatigué")  # exercise 4: the target tokens (queri
 EX_TARGET_TWINS = ("it", "was", "tired")  # ... made-up embeddings: each gets its English twin's features
 
 
-def _say(ok: bool, name: str, message: str) -> Verdict:
-    print(f"{'✅' if ok else '❌'} {name}: {message}")
-    return Verdict(ok)
-
-
-def _as_array(answer: object) -> np.ndarray | None:
-    """The answer as a real or boolean array, or None when it is not one."""
-    try:
-        got = np.asarray(answer)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    if got.dtype == object or got.dtype.kind not in "biuf":
-        return None
-    return got
-
-
-def _check_mask(answer: object, right: np.ndarray, *, name: str, mistakes: Mapping[str, np.ndarray],
-                hint: str, accept: Mapping[str, np.ndarray] | None = None) -> Verdict:
-    """Compare a boolean mask with ``right``; name the mistake it matches (same shape or not).
-
-    accept: other arrays that are right too, each with the sentence the verdict prints.
-    A 0/1 array of numbers is read as a mask for the diagnosis, and told to become boolean.
-    """
-    if answer is None or answer is Ellipsis:
-        return _say(False, name, f"{NOT_ANSWERED}. {hint}")
-    got = _as_array(answer)
-    if got is None:
-        return _say(False, name, f"expected a boolean array (True = may attend), got {type(answer).__name__}. {hint}")
-    numbers = got.dtype != bool
-    if numbers:
-        finite = np.isfinite(got)
-        additive = np.where(right, 0.0, -np.inf)  # the same mask as 0 / -inf, to add to the scores
-        if got.shape == right.shape and np.array_equal(got, additive):
-            return _say(False, name, "this is the additive form (0 where allowed, -inf where hidden), which is added "
-                        "to the scores; here give the boolean mask itself: True = may attend.")
-        if not (finite.all() and np.isin(got, (0, 1)).all()):
-            return _say(False, name, f"a mask holds True/False (or 0/1), but yours holds other numbers. {hint}")
-        got = got.astype(bool)
-    tail = (" Also: a mask must be boolean (True/False), not the numbers 0/1: the helpers refuse a mask of "
-            "numbers; use dtype=bool or a comparison such as j <= i.") if numbers else ""
-    for sentence, ok in {"correct.": right, **(accept or {})}.items():
-        if got.shape == ok.shape and np.array_equal(got, ok):
-            if numbers:
-                return _say(False, name, "the pattern is right, but it is made of numbers: a mask must be boolean "
-                            "(True/False); the helpers refuse a mask of 0/1 numbers. Use dtype=bool or a comparison.")
-            return _say(True, name, sentence)
-    for explanation, wrong in mistakes.items():
-        if got.shape == wrong.shape and np.array_equal(got, wrong):
-            return _say(False, name, explanation + tail)
-    if got.shape != right.shape:
-        return _say(False, name, f"your mask has shape {got.shape}, expected {right.shape}. {hint}")
-    where = tuple(int(i) for i in np.argwhere(got != right)[0])
-    return _say(False, name, f"the entry at index {where} is {bool(got[where])}, expected {bool(right[where])}.{tail} "
-                f"{hint}")
-
-
 def _pre_shape(answer: object, expected: np.ndarray, *, name: str, mistakes: Mapping[str, np.ndarray],
                hint: str, exp: bool = False) -> Verdict:
     """check_array, after first matching the mistakes whose shape differs from the right answer's."""
@@ -118,7 +62,7 @@ def _pre_shape(answer: object, expected: np.ndarray, *, name: str, mistakes: Map
         if got is not None:
             for explanation, wrong in mistakes.items():
                 if wrong.shape != expected.shape and got.shape == wrong.shape and np.allclose(got, wrong):
-                    return _say(False, name, explanation)
+                    return _verdict(False, name, explanation)
     same_shape = {k: v for k, v in mistakes.items() if v.shape == expected.shape}
     return check_array(answer, expected, name=name, mistakes=same_shape, hint=hint, exp=exp)
 

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from helpers.attention import online_softmax_steps
-from helpers.checks import NOT_ANSWERED, Verdict, _verdict, check_array, exercise_check
+from helpers.checks import Verdict, _check_number, check_array, exercise_check
 
 __all__ = [
     "EX_SEEN",
@@ -52,58 +52,6 @@ EX_B = {"m": 3.0, "l": 1.5, "o": np.array([0.0, 2.0])}  # keys 5-8 of the same r
 
 EX_T_BYTES = 16_384
 EX_T_FLOPS, EX_D = 8192, 128
-
-
-def _number(answer: object) -> object:
-    """A one-element answer ([5.0], np.array(5.0), 5) as a float; anything else unchanged."""
-    if answer is None or answer is Ellipsis or isinstance(answer, (str, bytes)):
-        return answer
-    try:
-        if np.iscomplexobj(answer):
-            return answer
-        arr = np.asarray(answer, dtype=float)
-    except (TypeError, ValueError, OverflowError):
-        return answer
-    return float(arr.reshape(-1)[0]) if arr.size == 1 else answer
-
-
-def _describe(got: object) -> str:
-    """What a non-number answer is, in a few words (never raises)."""
-    if isinstance(got, int):  # an int that _number could not turn into a float
-        return "a number too large for a float"
-    if isinstance(got, (str, bytes)):
-        return "text, not a number"
-    try:
-        arr = np.asarray(got)
-    except (TypeError, ValueError, OverflowError):  # ragged lists and the like
-        return f"a {type(got).__name__} that is not a rectangular array"
-    if arr.dtype.kind == "c":
-        return "a complex number: sums of exponentials are real"
-    if arr.dtype.kind in "iufb":
-        return f"an array of shape {arr.shape}"
-    return f"a {type(got).__name__}"
-
-
-def _check_number(answer: object, right: float, *, name: str, mistakes: dict[str, float], hint: str,
-                  rtol: float = 1e-6, exp: bool = False) -> Verdict:
-    """Compare one number; name a recognised slip, else say it is not right without revealing the answer.
-
-    exp=True: the exercise computes an exp, so a NaN may come from an overflow (and says so).
-    """
-    got = _number(answer)
-    if got is None or got is Ellipsis:
-        return _verdict(False, name, f"{NOT_ANSWERED}. {hint}")
-    if not isinstance(got, float):
-        return _verdict(False, name, f"expected one number, got {_describe(got)}. {hint}")
-    if math.isnan(got):
-        cause = "did exp overflow, or 0/0?" if exp else "0/0 or inf − inf makes one."
-        return _verdict(False, name, f"your answer is NaN: {cause} {hint}")
-    if math.isclose(got, right, rel_tol=rtol, abs_tol=1e-12):
-        return _verdict(True, name, "correct.")
-    for explanation, wrong in mistakes.items():
-        if math.isclose(got, wrong, rel_tol=rtol, abs_tol=1e-12):
-            return _verdict(False, name, explanation)
-    return _verdict(False, name, f"{got:.6g} is not it. {hint}")
 
 
 # --------------------------------------------------------------------------- exercise 1

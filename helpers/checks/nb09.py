@@ -24,8 +24,14 @@ import math
 import numpy as np
 
 from helpers.attention import causal_mask, softmax
-from helpers.checks import NOT_ANSWERED, Verdict, _verdict, check_array_any_shape, exercise_check
-from helpers.checks.nb08 import _check_number
+from helpers.checks import (
+    NOT_ANSWERED,
+    Verdict,
+    _check_number,
+    _verdict,
+    check_array_any_shape,
+    exercise_check,
+)
 from helpers.generation import KVCache, decode_step, grouped_query_attention, kv_cache_bytes
 
 __all__ = [

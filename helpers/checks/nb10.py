@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from helpers.checks import Verdict, check_array_any_shape, exercise_check
-from helpers.checks.nb06 import _check_mask
-from helpers.checks.nb08 import _check_number
+from helpers.checks import Verdict, _check_mask, _check_number, check_array_any_shape, exercise_check
 from helpers.generation import kv_cache_bytes
 from helpers.longcontext import (
     absorbed_matrices,
