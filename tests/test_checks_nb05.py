@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
+from check_table import first_right, marks_of, nan_like
 
 from helpers.attention import self_attention, softmax
 from helpers.checks import NOT_ANSWERED, Verdict, nb05
@@ -47,10 +48,6 @@ def run(check: Callable[..., object], answer: object, capsys: pytest.CaptureFixt
     capsys.readouterr()  # drop anything printed before
     verdict = check(answer)
     return verdict, capsys.readouterr().out
-
-
-def marks_of(out: str) -> str:
-    return "".join(line[0] for line in out.splitlines() if line[:1] in ("✅", "❌"))
 
 
 # ------------------------------------------------------------------------------ exercise 1: shuffled
@@ -311,19 +308,13 @@ def test_checks_do_not_change_the_exercise_data() -> None:
 # ------------------------------------------------------- a NaN answer: the exp hint only where there is an exp
 
 EXP_CHECKS = {nb05.check_shuffled_weights, nb05.check_dog_row}  # the exercises that compute an exp (a softmax): only they may ask "did exp overflow?"
-_FIRST_RIGHT = list({c.check: c for c in reversed(CASES) if c.marks and set(c.marks) == {"✅"}}.values())
-
-
-def _nan_like(answer: object) -> object:
-    if isinstance(answer, tuple):  # a check of several answers
-        return tuple(map(_nan_like, answer))
-    return np.full(np.shape(np.asarray(answer, dtype=float)), np.nan)
+_FIRST_RIGHT = first_right(CASES)
 
 
 @pytest.mark.parametrize("case", _FIRST_RIGHT, ids=[c.id for c in _FIRST_RIGHT])
 def test_nan_answer_blames_exp_only_where_the_exercise_has_one(case: Case, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
-    verdict = case.check(_nan_like(case.answer))
+    verdict = case.check(nan_like(case.answer))
     out = capsys.readouterr().out
     assert not verdict and "NaN" in out, out
     assert ("did exp overflow" in out) is (case.check in EXP_CHECKS), out

@@ -44,6 +44,7 @@ from helpers.sentence import TOKENS, adjective_head, embed, embeddings, pronoun_
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "ui"))
 import expected as ui_expected  # noqa: E402
+from check_table import first_right, marks_of, nan_like  # noqa: E402
 from expected import _masks  # noqa: E402
 from html_cells import shown_cells  # noqa: E402
 
@@ -70,10 +71,6 @@ def run(check: Callable[..., object], answer: object, capsys: pytest.CaptureFixt
     capsys.readouterr()  # drop anything printed before
     verdict = check(answer)
     return verdict, capsys.readouterr().out
-
-
-def marks_of(out: str) -> str:
-    return "".join(line[0] for line in out.splitlines() if line[:1] in ("✅", "❌"))
 
 
 # ------------------------------------------------------------------------------ exercise 1: causal mask
@@ -484,19 +481,13 @@ def test_the_grid_and_the_main_heatmap_stay_side_by_side_on_a_projector() -> Non
 # ------------------------------------------------------- a NaN answer: the exp hint only where there is an exp
 
 EXP_CHECKS = {nb06.check_masked_row, nb06.check_cross_weights}  # the exercises that compute an exp (a softmax): only they may ask "did exp overflow?"
-_FIRST_RIGHT = list({c.check: c for c in reversed(CASES) if c.marks and set(c.marks) == {"✅"}}.values())
-
-
-def _nan_like(answer: object) -> object:
-    if isinstance(answer, tuple):  # a check of several answers
-        return tuple(map(_nan_like, answer))
-    return np.full(np.shape(np.asarray(answer, dtype=float)), np.nan)
+_FIRST_RIGHT = first_right(CASES)
 
 
 @pytest.mark.parametrize("case", _FIRST_RIGHT, ids=[c.id for c in _FIRST_RIGHT])
 def test_nan_answer_blames_exp_only_where_the_exercise_has_one(case: Case, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
-    verdict = case.check(_nan_like(case.answer))
+    verdict = case.check(nan_like(case.answer))
     out = capsys.readouterr().out
     assert not verdict, out
     if case.check not in (nb06.check_causal_mask, nb06.check_padding_mask):  # masks: "holds other numbers"

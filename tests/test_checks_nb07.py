@@ -27,6 +27,7 @@ from helpers.explorer import state_from_html, to_jsonable
 from helpers.training import TASKS, default_probe, target_pattern, train
 
 sys.path.insert(0, str(Path(__file__).parent / "ui"))  # the browser tests' expectation module
+from check_table import first_right, marks_of, nan_like  # noqa: E402
 from expected import _training  # noqa: E402
 
 # ------------------------------------------------------------------------------------------ the table
@@ -46,10 +47,6 @@ def right(id: str, check: Callable[..., object], answer: object, marks: str = "�
 
 def wrong(id: str, check: Callable[..., object], answer: object, *phrases: str, marks: str = "❌") -> Case:
     return Case(id, check, answer, marks, phrases)
-
-
-def marks_of(out: str) -> str:
-    return "".join(line[0] for line in out.splitlines() if line[:1] in ("✅", "❌"))
 
 
 def dv_dp(answers: object) -> object:
@@ -249,19 +246,13 @@ def test_explorer_checks_its_arguments(kwargs, error):
 # ------------------------------------------------------- a NaN answer: the exp hint only where there is an exp
 
 EXP_CHECKS = set()  # the exercises that compute an exp (a softmax): only they may ask "did exp overflow?"
-_FIRST_RIGHT = list({c.check: c for c in reversed(CASES) if c.marks and set(c.marks) == {"✅"}}.values())
-
-
-def _nan_like(answer: object) -> object:
-    if isinstance(answer, tuple):  # a check of several answers
-        return tuple(map(_nan_like, answer))
-    return np.full(np.shape(np.asarray(answer, dtype=float)), np.nan)
+_FIRST_RIGHT = first_right(CASES)
 
 
 @pytest.mark.parametrize("case", _FIRST_RIGHT, ids=[c.id for c in _FIRST_RIGHT])
 def test_nan_answer_blames_exp_only_where_the_exercise_has_one(case: Case, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
-    verdict = case.check(_nan_like(case.answer))
+    verdict = case.check(nan_like(case.answer))
     out = capsys.readouterr().out
     assert not verdict and "NaN" in out, out
     assert ("did exp overflow" in out) is (case.check in EXP_CHECKS), out

@@ -36,6 +36,7 @@ from helpers.explorers import TILES_K, TILES_Q, TILES_V, tiles_explorer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "ui"))
 import expected as ui_expected  # noqa: E402
+from check_table import assert_verdict_and_message, marks_of, nan_like, run  # noqa: E402
 from expected import _tiles  # noqa: E402
 from html_cells import shown_cells  # noqa: E402
 
@@ -57,16 +58,6 @@ def right(id: str, check: Callable[..., object], *args: object) -> Case:
 
 def wrong(id: str, check: Callable[..., object], args: tuple, marks: str, *phrases: str) -> Case:
     return Case(id, check, args, marks, phrases)
-
-
-def run(check: Callable[..., object], args: tuple, capsys: pytest.CaptureFixture[str]) -> tuple[object, str]:
-    capsys.readouterr()  # drop anything printed before
-    verdict = check(*args)
-    return verdict, capsys.readouterr().out
-
-
-def marks_of(out: str) -> str:
-    return "".join(line[0] for line in out.splitlines() if line[:1] in ("✅", "❌"))
 
 
 # ------------------------------------------------------------------------------ exercise 1: one step
@@ -183,17 +174,7 @@ CHECKS = {nb08.check_online_update: 2, nb08.check_merge: 3, nb08.check_matrix_by
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_check_verdict_and_message(case: Case, capsys: pytest.CaptureFixture[str]) -> None:
-    verdict, out = run(case.check, case.args, capsys)
-    assert isinstance(verdict, Verdict), f"{case.id}: returned {type(verdict).__name__}, not a Verdict"
-    assert bool(verdict) is (set(case.marks) == {"✅"}), out
-    assert marks_of(out) == case.marks, out
-    for phrase in case.phrases:
-        assert phrase in out, f"{case.id}: {phrase!r} not in:\n{out}"
-    if not verdict:  # the phrase comes from the diagnosis, not from the hint every answer gets
-        _, unanswered = run(case.check, (None,) * CHECKS[case.check], capsys)
-        assert NOT_ANSWERED in unanswered
-        for phrase in case.phrases:
-            assert phrase not in unanswered, f"{case.id}: {phrase!r} is in the hint:\n{unanswered}"
+    assert_verdict_and_message(case, CHECKS[case.check], capsys)
 
 
 def test_every_public_check_is_tested() -> None:
@@ -439,8 +420,7 @@ def test_the_nan_table_covers_every_check() -> None:
 
 @pytest.mark.parametrize("case", _FIRST_RIGHT, ids=[c.id for c in _FIRST_RIGHT])
 def test_nan_answer_blames_exp_only_where_the_exercise_has_one(case: Case, capsys: pytest.CaptureFixture[str]) -> None:
-    nans = tuple(np.full(np.shape(np.asarray(a, dtype=float)), np.nan) for a in case.args)
-    verdict, out = run(case.check, nans, capsys)
+    verdict, out = run(case.check, nan_like(case.args), capsys)
     assert not verdict and "NaN" in out, out
     assert ("did exp overflow" in out) is (case.check in EXP_CHECKS), out
     if case.check not in EXP_CHECKS:

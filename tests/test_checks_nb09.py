@@ -31,6 +31,7 @@ from helpers.sentence import TOKENS, embeddings, two_heads
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "ui"))
 import expected as ui_expected  # noqa: E402
+from check_table import marks_of  # noqa: E402
 from html_cells import shown_cells  # noqa: E402
 
 # ------------------------------------------------------------------------------------------ the table
@@ -134,7 +135,7 @@ def test_check_says_what_is_right_or_what_is_wrong(case: Case, capsys: pytest.Ca
     out = capsys.readouterr().out
     assert isinstance(verdict, Verdict)
     assert bool(verdict) == (set(case.marks) == {"✅"}), out
-    assert "".join(line[0] for line in out.splitlines() if line[:1] in ("✅", "❌")) == case.marks, out
+    assert marks_of(out) == case.marks, out
     for phrase in case.phrases:
         assert phrase in out, f"{phrase!r} not in {out!r}"
 

@@ -15,8 +15,9 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
+from check_table import assert_verdict_and_message, marks_of
 
-from helpers.checks import NOT_ANSWERED, Verdict, nb10
+from helpers.checks import Verdict, nb10
 from helpers.longcontext import linear_attention_recurrent, window_reach
 
 
@@ -38,16 +39,6 @@ def right(id: str, check: Callable[..., object], *args: object) -> Case:
 
 def wrong(id: str, check: Callable[..., object], args: tuple, marks: str, *phrases: str) -> Case:
     return Case(id, check, args, marks, phrases)
-
-
-def run(check: Callable[..., object], args: tuple, capsys: pytest.CaptureFixture[str]) -> tuple[object, str]:
-    capsys.readouterr()
-    verdict = check(*args)
-    return verdict, capsys.readouterr().out
-
-
-def marks_of(out: str) -> str:
-    return "".join(line[0] for line in out.splitlines() if line[:1] in ("✅", "❌"))
 
 
 # ------------------------------------------------------------------------------ exercise 1: band mask
@@ -159,17 +150,7 @@ CASES = [c._replace(id=f"ex{n}:{c.id}") for n, table in enumerate(TABLES, start=
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_check_verdict_and_message(case: Case, capsys: pytest.CaptureFixture[str]) -> None:
-    verdict, out = run(case.check, case.args, capsys)
-    assert isinstance(verdict, Verdict), f"{case.id}: returned {type(verdict).__name__}, not a Verdict"
-    assert bool(verdict) is (set(case.marks) == {"✅"}), out
-    assert marks_of(out) == case.marks, out
-    for phrase in case.phrases:
-        assert phrase in out, f"{case.id}: {phrase!r} not in:\n{out}"
-    if not verdict:  # the phrase comes from the diagnosis, not from the hint every answer gets
-        _, unanswered = run(case.check, (None,) * N_ARGS[case.check], capsys)
-        assert NOT_ANSWERED in unanswered
-        for phrase in case.phrases:
-            assert phrase not in unanswered, f"{case.id}: {phrase!r} is in the hint:\n{unanswered}"
+    assert_verdict_and_message(case, N_ARGS[case.check], capsys)
 
 
 def test_every_public_check_is_tested() -> None:

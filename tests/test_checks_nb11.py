@@ -26,6 +26,7 @@ from helpers.explorer import state_from_html
 from helpers.induction import blocks, designed_params, forward, train
 
 sys.path.insert(0, str(Path(__file__).parent / "ui"))  # the browser tests' expectation module
+from check_table import marks_of  # noqa: E402
 from expected import cell_texts, expected  # noqa: E402
 
 
@@ -43,10 +44,6 @@ def right(id: str, check: Callable[..., object], answer: object) -> Case:
 
 def wrong(id: str, check: Callable[..., object], answer: object, *phrases: str) -> Case:
     return Case(id, check, answer, "❌", phrases)
-
-
-def marks_of(out: str) -> str:
-    return "".join(line[0] for line in out.splitlines() if line[:1] in ("✅", "❌"))
 
 
 SEQ, N = nb11.EX_SEQ, nb11.EX_N_LETTERS  # ^ D B G D B G D
