@@ -52,3 +52,25 @@ def nan_like(answer: object) -> object:
     if isinstance(answer, tuple):  # a check of several answers
         return tuple(map(nan_like, answer))
     return np.full(np.shape(np.asarray(answer, dtype=float)), np.nan)
+
+
+def assert_phrases_not_in_hint(check: Callable[..., object], cases: list, capsys: pytest.CaptureFixture[str]) -> None:
+    """A phrase asserted for a slip of ``check`` (one of ``cases``) comes from the diagnosis, not from the hint
+    shown when unanswered; a shape such as "(8, 8)" may be in both."""
+    check(None)
+    hint = capsys.readouterr().out
+    assert NOT_ANSWERED in hint
+    for case in cases:
+        if set(case.marks) != {"✅"}:
+            for phrase in case.phrases:
+                if phrase[0] != "(":  # shapes may legitimately appear in a hint
+                    assert phrase not in hint, f"{case.id}: {phrase!r} is in the unanswered hint"
+
+
+def assert_refused_quietly(check: Callable[..., object], answer: object, capsys: pytest.CaptureFixture[str]) -> None:
+    """A garbage answer: no exception, a falsy verdict, ❌ printed and no ✅."""
+    with np.errstate(all="ignore"):
+        verdict = check(answer)
+    out = capsys.readouterr().out
+    assert not verdict
+    assert "❌" in out and "✅" not in out
