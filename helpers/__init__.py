@@ -1,7 +1,7 @@
 """The helper package of the attention notebooks: math, worked examples, figures, widgets.
 
 ``from helpers import softmax, single_head_attention, ...`` gives the math; figures live in
-``helpers.plots`` (matplotlib) and ``helpers.htmlview`` (the live HTML tables), both drawing the
+``helpers.plots`` (matplotlib) and ``helpers.liveview`` (the live tables, updated cell by cell), both drawing the
 ``Panel``/``View`` of ``helpers.panels``; controls in ``helpers.controls``; the explorer protocol in
 ``helpers.explorer`` and the explorers in ``helpers.explorers``; ``helpers.presentation(True)``
 enlarges the live views for a projector; the

@@ -1,4 +1,4 @@
-"""The ``Explorer`` base class: declared controls, one pure function to what is shown, live HTML views.
+"""The ``Explorer`` base class: declared controls, one pure function to what is shown, live views updated cell by cell.
 
 Writing an explorer takes a kind, a list of controls, and ``show``, a pure function from the
 controls' values to a ``Shown`` (the views to draw and the numbers behind them). The smallest one,
@@ -19,17 +19,21 @@ the whole of it (it is ``helpers.explorers.WidgetCheck``)::
             panel = Panel(w, "softmax([0, s])", row_labels=["q"], col_labels=["key 1", "key 2"])
             return Shown(View([panel]), inputs={"scores": [[0.0, score]]}, weights=w)
 
-The base class builds the widgets once, calls ``show`` after every change, and writes each View
-into an ``ipywidgets.HTML`` as tables (``helpers.htmlview``); ``.figures`` draws the same Views with
-matplotlib (``helpers.plots.draw_view``) for the static figure after each live cell. When ``show``
+The base class builds the widgets once, calls ``show`` after every change, and hands each View to a
+``helpers.liveview.HeatmapView``, which sends the browser only the cells that changed (numbers as
+texts and colour indices, no markup); ``.figures`` draws the same Views with matplotlib
+(``helpers.plots.draw_view``) for the static figure after each live cell. When ``show``
 refuses its input (a ``ValueError`` or ``TypeError``, e.g. a query row with every key masked), the
 readout says so in words and the views keep the last good state: never a traceback.
 
 DOM contract (the browser tests in ``tests/ui`` rely on it; controls: see ``helpers.controls``):
 
 * the root widget has ``attn-explorer`` and ``attn-explorer--<kind>``;
-* each View is an ``ipywidgets.HTML`` with class ``attn-heatmap`` holding one ``table.attn-hm`` per
-  panel; its ``td`` cells print the values as ``helpers.panels.format_matrix`` does;
+* each View is a ``helpers.liveview.HeatmapView`` widget with class ``attn-heatmap``; in the browser it
+  holds a ``div.attn-view`` (font size in em) with one ``table.attn-hm`` per panel (a ``caption``,
+  ``th`` headers with ``scope``); its ``td`` cells print the values as ``helpers.panels.format_matrix``
+  does. An update changes the text, class and background of the changed cells in place: the tables
+  and cells stay the same DOM nodes while the layout (shapes, labels) stays the same;
 * the readout is an ``ipywidgets.HTML`` with class ``attn-readout``: a short note, and exactly one
   element with ``data-state``, whose JSON is ``{"kind", "inputs", "weights", "output", ...}`` (every
   control value and parameter needed to recompute the panels with ``helpers``; NaN and ±inf are the
@@ -52,7 +56,7 @@ from typing import TYPE_CHECKING
 import ipywidgets as W
 import numpy as np
 
-from helpers.htmlview import view_html
+from helpers.liveview import HeatmapView
 from helpers.panels import View
 
 if TYPE_CHECKING:  # for the annotations only
@@ -191,7 +195,7 @@ class Explorer:
         self._quiet = False
         self._shown: Shown | None = None
         self._error: str | None = None
-        self._views: list[W.HTML] = []
+        self._views: list[HeatmapView] = []
         self._presenting = _presenting
         self.renders = 0
         for control in controls.values():
@@ -251,13 +255,16 @@ class Explorer:
         self.renders += 1
 
     def _draw(self) -> None:
-        """Write the last good state's views into the HTML widgets (built once; later only .value is set)."""
-        size = self._present_size() if self._presenting else 1.0
+        """Send the last good state's views to their widgets (built once; later only changed cells go out)."""
+        size = self._size()
         while len(self._views) < len(self._shown.views):
-            self._views.append(W.HTML())
-            self._views[-1].add_class("attn-heatmap")
+            self._views.append(HeatmapView())
         for widget, view in zip(self._views, self._shown.views, strict=False):
-            widget.value = view_html(view, size=size)
+            widget.set_size(size)  # sent only when it changes (presentation mode, a wider main view)
+            widget.show(view)
+
+    def _size(self) -> float:
+        return self._present_size() if self._presenting and self._shown is not None else 1.0
 
     def _grids(self) -> list:
         return [c for c in self.controls.values() if not isinstance(c, W.DOMWidget)]
@@ -280,7 +287,8 @@ class Explorer:
             for slider in getattr(grid, "sliders", np.empty(0)).flat:
                 slider.readout = not on
                 slider.layout.width = f"{PRESENT_SLIDER_PX}px" if on else grid.slider_width
-        self._draw()  # the last good state, also while the current one is refused
+        for widget in self._views:  # the last good state, also while the current one is refused
+            widget.set_size(self._size())
 
     def update(self) -> None:
         """Recompute and redraw now, from the current control values."""

@@ -2,7 +2,7 @@
 
 A ``Panel`` is one annotated matrix (values, title, labels, colour scale); a ``View`` is a row of
 panels shown together (the step view, the heads of 04). The live explorers draw Views in the
-browser as HTML tables (``helpers.htmlview``); the static figures draw the same Views with matplotlib
+browser as tables updated cell by cell (``helpers.liveview``); the static figures draw the same Views with matplotlib
 (``helpers.plots.draw_view``). Both take the cell colours, the text colours and the cell texts
 from here, so the two media cannot drift apart.
 
@@ -33,6 +33,8 @@ __all__ = [
     "format_matrix",
     "check_fmt",
     "cell_colors",
+    "cell_color_index",
+    "colormap_lut",
     "text_colors",
     "contrast_ratio",
     "limits",
@@ -152,14 +154,32 @@ def _colormap():
     return mpl.colormaps[CMAP]  # a copy per lookup: keep one (its colour table is built on first use)
 
 
-def cell_colors(data: np.ndarray, lo: float, hi: float) -> np.ndarray:
-    """(R, C, 4) uint8 RGBA of each cell from the colormap on [lo, hi]; NaN and ±inf get NAN_COLOR."""
+@functools.cache
+def colormap_lut() -> np.ndarray:
+    """(N, 4) uint8 RGBA: the colormap's own table (N = 256 for viridis); a cell's colour is one row of it."""
+    cmap = _colormap()
+    return cmap(np.arange(cmap.N), bytes=True)  # (N, 4) integer input: the table's entries themselves
+
+
+def cell_color_index(data: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """(R, C) int: each cell's row of ``colormap_lut()`` on [lo, hi], as matplotlib picks it; -1 for NaN/±inf."""
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise ValueError(f"colour limits must be finite with lo < hi, got lo={lo}, hi={hi}")
+    data = np.asarray(data, dtype=np.float64)
     bad = ~np.isfinite(data)  # (R, C)
-    scaled = np.clip((np.where(bad, lo, data) - lo) / (hi - lo), 0.0, 1.0)  # (R, C) in 0..1
-    rgba = _colormap()(scaled, bytes=True)  # (R, C, 4) exactly the colours imshow gives
-    rgba[bad] = (*(int(NAN_COLOR[k : k + 2], 16) for k in (1, 3, 5)), 255)  # NAN_COLOR
+    n = _colormap().N
+    scaled = np.clip((np.where(bad, lo, data) - lo) / (hi - lo), 0.0, 1.0) * n  # (R, C) in 0..N
+    scaled[scaled == n] = n - 1  # as Colormap.__call__: x = 1 is the last entry, not one past it
+    index = scaled.astype(np.int64)  # (R, C) truncated, as matplotlib does
+    index[bad] = -1
+    return index
+
+
+def cell_colors(data: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """(R, C, 4) uint8 RGBA of each cell from the colormap on [lo, hi]; NaN and ±inf get NAN_COLOR."""
+    index = cell_color_index(data, lo, hi)  # (R, C)
+    rgba = colormap_lut()[np.maximum(index, 0)]  # (R, C, 4) exactly the colours imshow gives
+    rgba[index < 0] = (*(int(NAN_COLOR[k : k + 2], 16) for k in (1, 3, 5)), 255)  # NAN_COLOR
     return rgba
 
 
@@ -227,6 +247,10 @@ class Panel:
     def colors(self) -> np.ndarray:
         """(R, C, 4) uint8 cell colours."""
         return cell_colors(self.matrix, *self.limits)
+
+    def color_index(self) -> np.ndarray:
+        """(R, C) int: each cell's row of ``colormap_lut()``, -1 for NaN/±inf (what the live view sends)."""
+        return cell_color_index(self.matrix, *self.limits)
 
 
 def _labels(labels: object, n: int, name: str, shape: tuple) -> list[str]:

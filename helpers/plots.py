@@ -338,7 +338,7 @@ class Heatmap:
         scaled[bad] = np.nan
         self.rgba = self.cmap(scaled, bytes=True)  # (R, C, 4) uint8, NaN -> NAN_COLOR
         colors = _text_colors(self.rgba / 255.0).tolist()  # (R, C) "black" / "white"
-        strings = format_matrix(data, self.fmt)  # (R, C) the same texts as the live HTML tables
+        strings = format_matrix(data, self.fmt)  # (R, C) the same texts as the live tables
         bad = bad.tolist()
         texts, hatches = self.texts, self.hatches
         for i, row in enumerate(strings):
@@ -543,7 +543,7 @@ def _view_rows(view: View) -> list[list[Panel]]:
 
 
 def draw_view(view: View, *, fig: Figure | None = None, managed: bool = True) -> Figure:
-    """Draw a ``helpers.panels.View`` with matplotlib: the same panels, colours and texts as the live HTML."""
+    """Draw a ``helpers.panels.View`` with matplotlib: the same panels, colours and texts as the live tables."""
     if not isinstance(view, View):
         raise TypeError(f"view must be a helpers.panels.View, got {type(view).__name__}")
     _check_cells(sum(p.matrix.size for p in view.panels), f"the view ({len(view.panels)} panels)")

@@ -412,13 +412,13 @@ def test_hiding_small_to_cat_moves_the_weight_to_it() -> None:
 
 def test_a_row_with_every_key_off_is_refused_in_words() -> None:
     ex = _explorer()
-    good = [v.value for v in ex._views]
+    good = [v.snapshot() for v in ex._views]
     mask = np.ones((8, 8), bool)
     mask[3] = False  # query "sat" may see nothing
     ex.controls["mask"].set_value(mask)  # the widget path (a click, a preset): nothing raises
     state = state_from_html(ex.readout.value)
     assert "every key masked" in state["error"] and "Refused" in ex.readout.value
-    assert "Traceback" not in ex.readout.value and [v.value for v in ex._views] == good  # last good view kept
+    assert "Traceback" not in ex.readout.value and [v.snapshot() for v in ex._views] == good  # last good view kept
     assert np.asarray(state["inputs"]["mask"]).sum() == 56
     with pytest.raises(ValueError, match="every key masked"):  # the code path says it too
         ex.set(mask=mask)

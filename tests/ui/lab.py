@@ -627,3 +627,78 @@ def move_slider(handle) -> str:
     handle.focus()
     handle.press(key)
     return key
+
+
+# --------------------------------------------------------------------------- updates in place
+
+# Before a move: number every table and cell of the explorer's heatmaps (a JS property on the node
+# itself), note each cell's text, class and background, and record every DOM mutation inside them.
+_JS_MARK = """root => {
+  const layout = () => [...root.querySelectorAll('.attn-heatmap table.attn-hm')]
+    .map(t => [...t.querySelectorAll('th')].map(th => th.textContent).join('|')).join('#');
+  const cells = [...root.querySelectorAll('.attn-heatmap table.attn-hm td')];
+  cells.forEach((td, n) => { td.__attnMark = n; });
+  root.querySelectorAll('.attn-heatmap table.attn-hm').forEach((t, n) => { t.__attnMark = n; });
+  const look = td => [td.textContent, td.className, td.style.background].join('\\u0001');
+  const rec = {layout, look, before: cells.map(look), layout0: layout(), records: []};
+  rec.observer = new MutationObserver(rs => rec.records.push(...rs));
+  for (const h of root.querySelectorAll('.attn-heatmap'))
+    rec.observer.observe(h, {subtree: true, childList: true, characterData: true, attributes: true});
+  root.__attnInPlace = rec;
+}"""
+
+# After the move: which cells changed what they show, which nodes the mutations touched, and whether
+# the tables and cells are still the nodes marked before.
+_JS_IN_PLACE = """root => {
+  const rec = root.__attnInPlace;
+  rec.records.push(...rec.observer.takeRecords());
+  rec.observer.disconnect();
+  const tables = [...root.querySelectorAll('.attn-heatmap table.attn-hm')];
+  const cells = [...root.querySelectorAll('.attn-heatmap table.attn-hm td')];
+  const changed = [];
+  cells.forEach((td, n) => { if (rec.look(td) !== rec.before[n]) changed.push(n); });
+  const touched = new Set(), other = new Set();
+  for (const r of rec.records) {
+    const node = r.target.nodeType === Node.TEXT_NODE ? r.target.parentNode : r.target;
+    if (node.tagName === 'TD' && node.__attnMark !== undefined) touched.add(node.__attnMark);
+    else if (node.tagName === 'CAPTION') continue;  // a caption that says what changed (m = 0.25)
+    else other.add(node.tagName + '.' + node.className + ' (' + r.type + ')');
+  }
+  return {
+    sameLayout: rec.layout() === rec.layout0,
+    keptTables: tables.every((t, n) => t.__attnMark === n),
+    keptCells: cells.length === rec.before.length && cells.every((td, n) => td.__attnMark === n),
+    changed, touched: [...touched].sort((a, b) => a - b), other: [...other], cells: cells.length,
+  };
+}"""
+
+
+def mark_heatmaps(explorer) -> None:
+    """Before a move: mark the explorer's heatmap tables and cells and start recording DOM mutations."""
+    explorer.evaluate(_JS_MARK)
+
+
+def in_place_report(explorer) -> dict:
+    """After a move (once its data-state changed): what ``mark_heatmaps`` can tell about the update."""
+    return explorer.evaluate(_JS_IN_PLACE)
+
+
+def assert_updated_in_place(report: dict, where: str) -> None:
+    """The update kept every table and cell node and touched exactly the cells whose text, class or
+    colour changed (a full rewrite replaces the nodes; a repaint of every cell touches unchanged ones)."""
+    assert report["keptTables"] and report["keptCells"], (
+        f"{where}: the heatmap tables or cells are new DOM nodes after the move (a full rewrite), not the "
+        f"cells of before updated in place: {report}"
+    )
+    assert report["changed"], f"{where}: no cell changed its text or colour: {report}"
+    assert report["touched"] == report["changed"], (
+        f"{where}: the update touched cells {report['touched']} but only cells {report['changed']} changed "
+        f"(of {report['cells']})"
+    )
+    assert not report["other"], f"{where}: the update also changed {report['other']}"
+
+
+# Explorers whose control a person tries first (pick_slider) reshapes their tables by design, so the
+# browser builds them anew: the step slider of 'generation' grows the cache by a row, 'tiles' shows
+# another block of keys.
+RESHAPING_KINDS = {"generation", "tiles"}

@@ -9,6 +9,9 @@ kernel, then
   tables change and equal what helpers.attention computes for the state the readout reports (its
   data-state JSON). In Notebook 7 the key reaches the slider only with jupyter-config/ on
   JUPYTER_CONFIG_PATH (its shortcut overrides); the arrow keys still move between cells (checked once);
+- the move updates the heatmaps in place: the tables and cells stay the same DOM nodes, and exactly the
+  cells whose text or colour changed are touched (explorers whose control reshapes the tables, such as a
+  step slider that grows the cache, are rebuilt instead: lab.RESHAPING_KINDS);
 - File > Save Notebook writes only the served temporary copy, never the committed notebook;
 - nothing was requested from another machine while all this ran (offline means offline: no CDN, no web
   font, no news or update check from the page; the server's own update check is off in jupyter-config/).
@@ -145,6 +148,7 @@ def test_explorers_respond_to_a_slider_or_a_click(ran, lab_server):
         state0, shown0 = _check_numbers(explorer, where + " before the move")
         text0 = lab.heatmap_text(explorer)
         raw0 = explorer.locator(".attn-readout [data-state]").first.get_attribute("data-state")
+        lab.mark_heatmaps(explorer)
 
         if explorer.locator(".attn-slider:visible").count():
             slider = lab.pick_slider(explorer)
@@ -185,9 +189,15 @@ def test_explorers_respond_to_a_slider_or_a_click(ran, lab_server):
             "([root, old]) => root.querySelector('.attn-readout [data-state]')?.getAttribute('data-state') !== old",
             [explorer.element_handle(), raw0],
         )
+        report = lab.in_place_report(explorer)
         state1, shown1 = _check_numbers(explorer, label)
         assert state1["inputs"] != state0["inputs"], f"{label}: data-state inputs did not change"
         assert shown1 != shown0, f"{label}: the heatmaps' numbers did not change ({shown0})"
+        # the same tables, only the changed cells touched (where the move keeps the tables' shapes and labels)
+        if report["sameLayout"]:
+            lab.assert_updated_in_place(report, label)
+        else:
+            assert kind in lab.RESHAPING_KINDS, f"{label}: the tables changed shape or labels: {report}"
 
 
 _JS_VISIBLE = """root => {

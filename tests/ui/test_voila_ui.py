@@ -8,7 +8,8 @@ notebooks/, in headless Chromium:
 - for 00 and 02 (Voilà runs the whole notebook on every page load, so only these two):
   no code cell shows its source; the prose (every heading) and every figure are there; nothing failed;
   each explorer answers an arrow key on a slider, and the numbers printed in its heatmaps equal what
-  helpers.attention computes for the state its readout reports (its data-state JSON), before and after;
+  helpers.attention computes for the state its readout reports (its data-state JSON), before and after,
+  and the heatmaps are updated in place (the same table and cell nodes; only changed cells touched);
   a prediction's answer (an output stored with outputs_hidden) is in a closed box until clicked;
 - the server listens on 127.0.0.1 only; without the token a page asks for it and runs nothing;
   its kernels are gone after stop();
@@ -314,6 +315,7 @@ def test_explorers_answer_an_arrow_key_with_the_helpers_numbers(shown):
         state0, shown0 = _check_numbers(explorer, where + " before the key press")
         text0 = lab.heatmap_text(explorer)
         raw0 = explorer.evaluate(_JS_STATE)
+        lab.mark_heatmaps(explorer)
         if explorer.locator(".attn-slider:visible").count():
             slider = lab.pick_slider(explorer)
             handle = slider.locator(".noUi-handle").first
@@ -335,9 +337,12 @@ def test_explorers_answer_an_arrow_key_with_the_helpers_numbers(shown):
                 page.wait_for_function(js, arg=[explorer.element_handle(), old], timeout=30_000)
             except PlaywrightTimeout:
                 pytest.fail(f"{label}: {what} did not change within 30 s", pytrace=False)
+        report = lab.in_place_report(explorer)
         state1, shown1 = _check_numbers(explorer, label)
         assert state1["inputs"] != state0["inputs"], f"{label}: data-state inputs did not change"
         assert shown1 != shown0, f"{label}: the heatmaps' numbers did not change ({shown0})"
+        assert report["sameLayout"], f"{label}: the tables changed shape or labels: {report}"
+        lab.assert_updated_in_place(report, label)  # the same nodes, only the changed cells touched
 
 
 _JS_ANSWERS = """() => [...document.querySelectorAll('details.attn-hidden-output')].map(d => ({
