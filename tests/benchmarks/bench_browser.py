@@ -14,8 +14,10 @@ temporary copy, runs all cells in headless Chromium, then for each ``.attn-explo
 key on the slider ``tests/ui/lab.py:pick_slider`` chooses, ``--moves`` times, waiting ``--gap-ms``
 between presses as a person would. In the page, a capturing ``keydown`` listener stamps
 ``performance.now()``; a MutationObserver sees the heatmap tables change; the timestamp of the next
-``requestAnimationFrame`` after the last change (the frame that paints it) is taken. Latency = that
-frame time - the key press (the readout's data-state must have changed too).
+``requestAnimationFrame`` after the last change (the frame that paints it) is taken. Changes are a
+heatmap cell's text, class or colour (in place) or the readout. Latency = that frame time - the key
+press (the readout's data-state must have changed too). The CPU model and the load average are
+printed with the figures (the machine is shared: repeat a run made under load).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ui"))
 
 import lab  # noqa: E402
+from machine import describe  # noqa: E402
 
 GOAL_MS = 40.0
 GOAL_RATIO = 1.3
@@ -40,10 +43,15 @@ _JS_INSTRUMENT = """root => {
   const start = () => { rec.t0 = performance.now(); rec.last = null; };
   root.addEventListener('keydown', start, true);
   root.addEventListener('pointerdown', start, true);  // a click on a mask cell
-  new MutationObserver(() => {
-    if (rec.t0 === null) return;
+  // what the explorer shows: a heatmap's texts, classes and colours, or the readout (not the slider itself)
+  const shown = r => {
+    const node = r.target.nodeType === Node.ELEMENT_NODE ? r.target : r.target.parentElement;
+    return !!node?.closest('.attn-heatmap, .attn-readout');
+  };
+  new MutationObserver(records => {
+    if (rec.t0 === null || !records.some(shown)) return;
     requestAnimationFrame(ts => { rec.last = Math.max(rec.last ?? 0, ts); });
-  }).observe(root, {childList: true, subtree: true, characterData: true});
+  }).observe(root, {childList: true, subtree: true, characterData: true, attributes: true});
 }"""
 
 _JS_DONE = """([root, old]) => {
@@ -135,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{GOAL_MS:.0f} ms and <= {GOAL_RATIO} x the floor"
     )
     print(f"# {platform.python_version()} on {platform.machine()}, {lab.find_chromium()}")
+    print(f"# before: {describe()}")
     rows = []
     t_start = time.perf_counter()
     with lab.lab_and_browser() as (server, browser):
@@ -162,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"# measured {name} #{i}: median {statistics.median(lat):.1f} ms", flush=True)
             finally:
                 page.context.close()
+    print(f"# after:  {describe()}")
     floor_med = statistics.median(rows[0][3])
     print(
         f"{'notebook':<36} {'#':>2} {'kind':<13} {'n':>3} {'median ms':>10} {'p90 ms':>8} {'max ms':>8} "
