@@ -257,11 +257,12 @@ class Explorer:
     def _draw(self) -> None:
         """Send the last good state's views to their widgets (built once; later only changed cells go out)."""
         size = self._size()
-        while len(self._views) < len(self._shown.views):
-            self._views.append(HeatmapView())
-        for widget, view in zip(self._views, self._shown.views, strict=False):
-            widget.set_size(size)  # sent only when it changes (presentation mode, a wider main view)
-            widget.show(view)
+        for k, view in enumerate(self._shown.views):
+            if k == len(self._views):
+                self._views.append(HeatmapView(view, size=size))
+            elif k < len(self._views):
+                self._views[k].set_size(size)  # sent only when it changes (presentation mode, a wider main view)
+                self._views[k].show(view)
 
     def _size(self) -> float:
         return self._present_size() if self._presenting and self._shown is not None else 1.0

@@ -78,7 +78,7 @@ function build(state, lut, size) {
   const view = make("div", "attn-view");
   view.style.fontSize = size + "em";
   if (state.title) view.appendChild(make("div", "attn-title", state.title));
-  const tables = state.tables.map((t, k) => {
+  const tables = (state.tables || []).map((t, k) => {
     if (state.ncols && k && k % state.ncols === 0) {
       const br = make("div");
       br.style.cssText = "flex-basis:100%;height:0";  // a new row of panels
@@ -141,9 +141,8 @@ function render({ model, el }) {
     const state = model.get("_view");
     shown = build(state, lut, model.get("size"));
     el.replaceChildren(shown.view);
-    pending = pending.filter((m) => m.rev > state.rev);
-    for (const m of pending.filter((m) => m.rev === state.rev)) apply(state, m, shown, lut);
-    pending = pending.filter((m) => m.rev !== state.rev);
+    for (const m of pending) if (m.rev === state.rev) apply(state, m, shown, lut);
+    pending = pending.filter((m) => m.rev > state.rev);  // those for a View still to come
   };
   const onMessage = (msg) => {
     if (!msg || msg.type !== "attn-cells") return;
@@ -219,13 +218,14 @@ class HeatmapView(anywidget.AnyWidget):
     size = traitlets.Float(1.0).tag(sync=True)
 
     def __init__(self, view: View | None = None, *, size: float = 1.0) -> None:
-        super().__init__(_lut=_lut_payload(), size=_check_size(size))
+        self._rev, self._shape, self.sent = 0, None, 0
+        payload = {"rev": 0, "tables": []}
+        if view is not None:  # the first View goes with the widget itself: one message, not two
+            payload = view_payload(view)
+            self._rev, self._shape = 1, _layout(payload)
+            payload["rev"] = 1
+        super().__init__(_lut=_lut_payload(), _view=payload, size=_check_size(size))
         self.add_class("attn-heatmap")
-        self._rev = 0
-        self._shape: tuple | None = None
-        self.sent = 0
-        if view is not None:
-            self.show(view)
 
     def show(self, view: View) -> int:
         """Draw ``view``: only its changed cells and captions if its layout is the one shown; returns ``.sent``."""
