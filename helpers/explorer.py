@@ -34,7 +34,9 @@ DOM contract (the browser tests in ``tests/ui`` rely on it; controls: see ``help
   ``th`` headers with ``scope``); its ``td`` cells print the values as ``helpers.panels.format_matrix``
   does. An update changes the text, class and background of the changed cells in place: the tables
   and cells stay the same DOM nodes while the layout (shapes, labels) stays the same;
-* the readout is an ``ipywidgets.HTML`` with class ``attn-readout``: a short note, and exactly one
+* the readout is a ``helpers.liveview.Readout`` (``.value`` is HTML, as an ``ipywidgets.HTML``'s) with
+  class ``attn-readout``; its message also carries the heatmaps' changed cells, so an update is one
+  message to the browser; it shows a short note, and exactly one
   element with ``data-state``, whose JSON is ``{"kind", "inputs", "weights", "output", ...}`` (every
   control value and parameter needed to recompute the panels with ``helpers``; NaN and ±inf are the
   strings "nan", "inf", "-inf"), or ``{"kind", "inputs", "error"}`` after a refusal.
@@ -56,7 +58,7 @@ from typing import TYPE_CHECKING
 import ipywidgets as W
 import numpy as np
 
-from helpers.liveview import HeatmapView
+from helpers.liveview import HeatmapView, Readout
 from helpers.panels import View
 
 if TYPE_CHECKING:  # for the annotations only
@@ -190,7 +192,7 @@ class Explorer:
         if not controls:
             raise TypeError(f"{type(self).__name__} needs at least one control")
         self.controls = controls
-        self.readout = W.HTML(layout=W.Layout(min_width="16em"))
+        self.readout = Readout(layout=W.Layout(min_width="16em"))
         self.readout.add_class("attn-readout")
         self._quiet = False
         self._shown: Shown | None = None
@@ -249,20 +251,22 @@ class Explorer:
             self.renders += 1
             return
         self._shown, self._error = shown, None
-        self._draw()
+        cells = self._draw()
         note = f'<div style="max-width:32em">{shown.note}</div>' if shown.note else ""
-        self.readout.value = note + state_html(self.state())
+        self.readout.update(note + state_html(self.state()), cells)  # one message: readout and changed cells
         self.renders += 1
 
-    def _draw(self) -> None:
-        """Send the last good state's views to their widgets (built once; later only changed cells go out)."""
-        size = self._size()
+    def _draw(self) -> dict:
+        """Give the last good state's views to their widgets (built once); returns each widget's changed cells,
+        for the readout to send with its own change in one message."""
+        size, cells = self._size(), {}
         for k, view in enumerate(self._shown.views):
             if k == len(self._views):
                 self._views.append(HeatmapView(view, size=size))
             elif k < len(self._views):
                 self._views[k].set_size(size)  # sent only when it changes (presentation mode, a wider main view)
-                self._views[k].show(view)
+                cells[self._views[k]] = self._views[k].show(view, send=False)
+        return cells
 
     def _size(self) -> float:
         return self._present_size() if self._presenting and self._shown is not None else 1.0

@@ -25,6 +25,7 @@ import copy
 import functools
 import json
 import numbers
+import uuid
 
 import anywidget
 import numpy as np
@@ -32,7 +33,7 @@ import traitlets
 
 from helpers.panels import LEGEND_LABELS, View, cell_color_index, colormap_lut, text_colors
 
-__all__ = ["HeatmapView", "view_payload"]
+__all__ = ["HeatmapView", "Readout", "view_payload"]
 
 _CSS = """
 .attn-view{display:flex;flex-wrap:wrap;gap:0.8em 1.2em;align-items:flex-start;contain:content;
@@ -54,8 +55,9 @@ _CSS = """
 """
 
 # The browser side. State (trait "_view"): {rev, title, ncols, legend, tables: [{caption, axes, cols, rows,
-# text: [R*C], color: [R*C]}]}; a custom message {rev, caption: [[k, text]], cells: [[k, [i], [text], [color]]]}
-# changes cells of the state with the same rev (a message for a newer rev waits for that state).
+# text: [R*C], color: [R*C]}]}; a cells message {type: "attn-cells", rev, caption: [[k, text]], cells: [[k, [i],
+# [text], [color]]]} changes cells of the state with the same rev (one for a newer rev waits for that state).
+# It comes inside the readout's message (one message per update for the whole explorer) or on its own.
 _ESM = r"""
 function make(tag, cls, text) {
   const node = document.createElement(tag);
@@ -117,52 +119,112 @@ function build(state, lut, size) {
   return {view, tables};
 }
 
-// Apply a message to the model's state (so a view opened later starts from it) and to one view's cells.
-function apply(state, msg, shown, lut) {
-  for (const [k, text] of msg.caption) {
-    state.tables[k].caption = text;
-    if (shown && shown.tables[k].caption.textContent !== text) shown.tables[k].caption.textContent = text;
-  }
+// Change the cells of a state (the model's, so a view opened later starts from it).
+function patchState(state, msg) {
+  for (const [k, text] of msg.caption) state.tables[k].caption = text;
   for (const [k, index, texts, colors] of msg.cells) {
     const t = state.tables[k];
-    for (let n = 0; n < index.length; n++) {
-      const i = index[n];
-      t.text[i] = texts[n];
-      t.color[i] = colors[n];
-      if (shown) paint(shown.tables[k].cells[i], texts[n], colors[n], lut);
-    }
+    for (let n = 0; n < index.length; n++) { t.text[index[n]] = texts[n]; t.color[index[n]] = colors[n]; }
   }
 }
 
-function render({ model, el }) {
-  const lut = model.get("_lut");
-  let shown = null, pending = [];
-  const draw = () => {
+// Change the cells of one view on the page: only those the message names, only what differs.
+function patchView(shown, msg, lut) {
+  for (const [k, text] of msg.caption) {
+    const caption = shown.tables[k].caption;
+    if (caption.textContent !== text) caption.textContent = text;
+  }
+  for (const [k, index, texts, colors] of msg.cells) {
+    const cells = shown.tables[k].cells;
+    for (let n = 0; n < index.length; n++) paint(cells[index[n]], texts[n], colors[n], lut);
+  }
+}
+
+// Every heatmap model of the page by its key, so that one message (the readout's) can update them all.
+const live = (globalThis.__attnLive ??= {models: new Map(), waiting: new Map()});
+
+function initialize({ model }) {
+  const key = model.get("_key");
+  const entry = {model, views: new Set(), pending: []};
+  entry.deliver = (msg) => {
     const state = model.get("_view");
-    shown = build(state, lut, model.get("size"));
-    el.replaceChildren(shown.view);
-    for (const m of pending) if (m.rev === state.rev) apply(state, m, shown, lut);
-    pending = pending.filter((m) => m.rev > state.rev);  // those for a View still to come
+    if (msg.rev === state.rev) {
+      patchState(state, msg);
+      for (const view of entry.views) view(msg);
+    } else if (msg.rev > state.rev) entry.pending.push(msg);  // for a View that has not arrived yet
   };
-  const onMessage = (msg) => {
-    if (!msg || msg.type !== "attn-cells") return;
+  live.models.set(key, entry);
+  for (const msg of live.waiting.get(key) ?? []) entry.deliver(msg);
+  live.waiting.delete(key);
+  const onView = () => {  // a new View: the messages that waited for it (before the views redraw)
     const state = model.get("_view");
-    if (msg.rev === state.rev) apply(state, msg, shown, lut);
-    else if (msg.rev > state.rev) pending.push(msg);  // its View has not arrived yet
+    for (const msg of entry.pending) if (msg.rev === state.rev) patchState(state, msg);
+    entry.pending = entry.pending.filter((msg) => msg.rev > state.rev);
   };
-  const onSize = () => { shown.view.style.fontSize = model.get("size") + "em"; };
-  draw();
-  model.on("change:_view", draw);
-  model.on("change:size", onSize);
+  const onMessage = (msg) => { if (msg && msg.type === "attn-cells") entry.deliver(msg); };
+  model.on("change:_view", onView);
   model.on("msg:custom", onMessage);
   return () => {
-    model.off("change:_view", draw);
-    model.off("change:size", onSize);
+    live.models.delete(key);
+    model.off("change:_view", onView);
     model.off("msg:custom", onMessage);
   };
 }
 
-export default { render };
+function render({ model, el }) {
+  const lut = model.get("_lut");
+  let shown = null;
+  const draw = () => {
+    shown = build(model.get("_view"), lut, model.get("size"));
+    el.replaceChildren(shown.view);
+  };
+  const onPatch = (msg) => patchView(shown, msg, lut);
+  const onSize = () => { shown.view.style.fontSize = model.get("size") + "em"; };
+  draw();
+  const entry = live.models.get(model.get("_key"));
+  entry?.views.add(onPatch);
+  model.on("change:_view", draw);
+  model.on("change:size", onSize);
+  return () => {
+    entry?.views.delete(onPatch);
+    model.off("change:_view", draw);
+    model.off("change:size", onSize);
+  };
+}
+
+export default { initialize, render };
+"""
+
+# The readout: a short note and the data-state element (HTML from the kernel, as ipywidgets.HTML shows it).
+# Its message {type: "attn-update", value?, views: {key: cells message}} is the one message of an update:
+# the readout's new HTML and the changed cells of every heatmap of the explorer.
+_READOUT_ESM = r"""
+const live = (globalThis.__attnLive ??= {models: new Map(), waiting: new Map()});
+
+function initialize({ model }) {
+  const onMessage = (msg) => {
+    if (!msg || msg.type !== "attn-update") return;
+    for (const [key, cells] of Object.entries(msg.views)) {
+      const entry = live.models.get(key);
+      if (entry) entry.deliver(cells);
+      else live.waiting.set(key, [...(live.waiting.get(key) ?? []), cells]);  // its model is still loading
+    }
+    if (msg.value !== undefined) model.set("value", msg.value);  // as the kernel has it: no message back
+  };
+  model.on("msg:custom", onMessage);
+  return () => model.off("msg:custom", onMessage);
+}
+
+function render({ model, el }) {
+  const box = document.createElement("div");
+  el.appendChild(box);
+  const show = () => { box.innerHTML = model.get("value"); };
+  show();
+  model.on("change:value", show);
+  return () => model.off("change:value", show);
+}
+
+export default { initialize, render };
 """
 
 
@@ -206,15 +268,18 @@ def _layout(payload: dict) -> tuple:
 class HeatmapView(anywidget.AnyWidget):
     """One live ``View`` (tables of coloured, numbered cells); ``.show(view)`` sends what changed.
 
-    ``.sent`` is the size in bytes (JSON) of what the last ``show`` sent to the browser: the whole
-    View after a change of layout, else only the changed cells and captions (0 if nothing changed).
-    ``.snapshot()`` is a copy of what the browser shows (the state a new browser view starts from).
+    After a change of layout the whole View goes out (a trait); else only the changed cells and
+    captions, as a cells message: sent by ``show`` itself, or returned (``send=False``) for
+    ``Readout.update`` to carry with the explorer's other changes in one message. ``.sent`` is the
+    size in bytes (JSON) of that View or cells message (0 if nothing changed). ``.snapshot()`` is a
+    copy of what the browser shows (the state a new browser view starts from).
     """
 
     _esm = _ESM
     _css = _CSS
     _lut = traitlets.Dict().tag(sync=True)
     _view = traitlets.Dict().tag(sync=True)
+    _key = traitlets.Unicode().tag(sync=True)  # how the readout's message names this widget in the page
     size = traitlets.Float(1.0).tag(sync=True)
 
     def __init__(self, view: View | None = None, *, size: float = 1.0) -> None:
@@ -224,11 +289,14 @@ class HeatmapView(anywidget.AnyWidget):
             payload = view_payload(view)
             self._rev, self._shape = 1, _layout(payload)
             payload["rev"] = 1
-        super().__init__(_lut=_lut_payload(), _view=payload, size=_check_size(size))
+        super().__init__(_lut=_lut_payload(), _view=payload, _key=uuid.uuid4().hex, size=_check_size(size))
         self.add_class("attn-heatmap")
 
-    def show(self, view: View) -> int:
-        """Draw ``view``: only its changed cells and captions if its layout is the one shown; returns ``.sent``."""
+    def show(self, view: View, *, send: bool = True) -> dict | None:
+        """Draw ``view``: the whole View after a change of layout, else its changed cells and captions.
+
+        Returns the cells message (None if the whole View went out or nothing changed); ``send=False``
+        leaves sending it to the caller (``Readout.update``)."""
         new = view_payload(view)
         layout = _layout(new)
         if layout != self._shape:  # a new layout: the whole View, through the synced trait
@@ -237,7 +305,7 @@ class HeatmapView(anywidget.AnyWidget):
             new["rev"] = self._rev
             self._view = new
             self.sent = len(json.dumps(new, separators=(",", ":")))
-            return self.sent
+            return None
         old = self._view  # changed in place below: a browser view opened later gets the current cells
         captions, cells = [], []
         for k, (a, b) in enumerate(zip(old["tables"], new["tables"], strict=True)):
@@ -253,11 +321,12 @@ class HeatmapView(anywidget.AnyWidget):
                 cells.append([k, index, texts, colors])
         if not captions and not cells:
             self.sent = 0
-            return 0
+            return None
         msg = {"type": "attn-cells", "rev": self._rev, "caption": captions, "cells": cells}
-        self.send(msg)
+        if send:
+            self.send(msg)
         self.sent = len(json.dumps(msg, separators=(",", ":")))
-        return self.sent
+        return msg
 
     def set_size(self, size: float) -> None:
         """The font size of the whole View in em (1 normally; presentation mode enlarges it)."""
@@ -270,6 +339,41 @@ class HeatmapView(anywidget.AnyWidget):
     def cell_texts(self) -> list[list[str]]:
         """The cell texts of every table, row by row (flat), one list per table."""
         return [list(t["text"]) for t in self._view["tables"]]
+
+
+class Readout(anywidget.AnyWidget):
+    """The explorer's readout: ``.value`` is HTML (a short note and the data-state element).
+
+    ``.update(value, cells)`` sends ONE message for a whole update: the new HTML and the cells
+    messages of the explorer's heatmaps (by their keys), so a slider move costs the browser one
+    message, as a bare widget's does. Setting ``.value`` directly (a refusal) syncs it as usual.
+    ``.sent`` is the size in bytes (JSON) of the last update's message.
+    """
+
+    _esm = _READOUT_ESM
+    value = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self.sent = 0
+
+    def update(self, value: str, cells: dict[HeatmapView, dict | None] | None = None) -> int:
+        """Show ``value`` and the heatmaps' cells messages in the browser, in one message; returns ``.sent``."""
+        if not isinstance(value, str):
+            raise TypeError(f"value must be an HTML string, got {type(value).__name__}")
+        views = {v._key: m for v, m in (cells or {}).items() if m is not None}
+        if not views:  # no cells to carry (the first View, a new layout): the usual sync of the value
+            self.sent = len(json.dumps(value)) if value != self.value else 0
+            self.value = value
+            return self.sent
+        msg = {"type": "attn-update", "views": views}
+        if value != self.value:
+            msg["value"] = value
+            with self._lock_property(value=value):  # the message below carries it: no separate sync
+                self.value = value
+        self.send(msg)
+        self.sent = len(json.dumps(msg, separators=(",", ":")))
+        return self.sent
 
 
 def _check_size(size: object) -> float:

@@ -583,32 +583,45 @@ def test_no_hand_written_image_encoding_remains():
 
 
 class _Wire:
-    """Records what a heatmap widget sends, and applies it to a copy of its state as the browser does."""
+    """Records what an explorer's heatmaps and readout send, and applies it to copies of their states as the
+    browser does: a new View replaces a heatmap's state; the readout's message carries the readout's HTML
+    and, by key, the changed cells of the heatmaps."""
 
-    def __init__(self, view: HeatmapView) -> None:
-        self.view, self.sent = view, []
-        self.state = view.snapshot()  # what a browser view opened now starts from
-        original = view.comm.send
+    def __init__(self, ex: Explorer) -> None:
+        self.ex, self.sent = ex, []
+        self.state = {v._key: v.snapshot() for v in ex._views}  # what browser views opened now start from
+        self.readout = ex.readout.value
+        for w in [*ex._views, ex.readout]:
+            original = w.comm.send
 
-        def send(data=None, metadata=None, buffers=None):
-            self.sent.append(copy.deepcopy(data))
-            return original(data=data, metadata=metadata, buffers=buffers)
+            def send(data=None, metadata=None, buffers=None, w=w, original=original):
+                self.sent.append((w, copy.deepcopy(data)))
+                return original(data=data, metadata=metadata, buffers=buffers)
 
-        view.comm.send = send
+            w.comm.send = send
 
-    def take(self) -> list[dict]:
+    def _cells(self, key: str, msg: dict) -> None:
+        state = self.state[key]
+        assert msg["type"] == "attn-cells" and msg["rev"] == state["rev"], "cells for another View than the one shown"
+        for k, caption in msg["caption"]:
+            state["tables"][k]["caption"] = caption
+        for k, index, texts, colors in msg["cells"]:
+            for i, t, c in zip(index, texts, colors, strict=True):
+                state["tables"][k]["text"][i], state["tables"][k]["color"][i] = t, c
+
+    def take(self) -> list[tuple]:
         out, self.sent = self.sent, []
-        for data in out:  # the browser's side: a new View replaces the state, a message changes cells
+        for w, data in out:
             if data["method"] == "update" and "_view" in data["state"]:
-                self.state = copy.deepcopy(data["state"]["_view"])
+                self.state[w._key] = copy.deepcopy(data["state"]["_view"])
+            elif data["method"] == "update" and "value" in data["state"]:
+                self.readout = data["state"]["value"]
+            elif data["method"] == "custom" and w is self.ex.readout:
+                for key, msg in data["content"]["views"].items():
+                    self._cells(key, msg)
+                self.readout = data["content"].get("value", self.readout)
             elif data["method"] == "custom":
-                msg = data["content"]
-                assert msg["rev"] == self.state["rev"], "a message for another View than the one shown"
-                for k, caption in msg["caption"]:
-                    self.state["tables"][k]["caption"] = caption
-                for k, index, texts, colors in msg["cells"]:
-                    for i, t, c in zip(index, texts, colors, strict=True):
-                        self.state["tables"][k]["text"][i], self.state["tables"][k]["color"][i] = t, c
+                self._cells(w._key, data["content"])
         return out
 
 
@@ -620,18 +633,21 @@ def _only_numbers_and_texts(x: object) -> bool:
     return isinstance(x, (int, str)) and not isinstance(x, bool) and not (isinstance(x, str) and "<" in x)
 
 
-def test_a_slider_move_sends_only_the_changed_cells_as_texts_and_colour_rows():
+def test_a_slider_move_sends_one_message_with_only_the_changed_cells_as_texts_and_colour_rows():
     ex = X.multihead_explorer(E.T001_X, 4, seed=0, n_heads=2)
     view = ex._views[0]
-    wire = _Wire(view)
+    wire = _Wire(ex)
     before = view.snapshot()
     ex.controls["W_q"].sliders[0, 2].value = 1.5  # column 3: head 2 of 2 only
-    (data,) = wire.take()  # one message, no View sent again
-    assert data["method"] == "custom"
-    msg = data["content"]
+    ((sender, data),) = wire.take()  # ONE message for the whole update: the readout's, no View sent again
+    assert sender is ex.readout and data["method"] == "custom"
+    assert data["content"]["type"] == "attn-update" and data["content"]["value"] == ex.readout.value
+    assert state_from_html(data["content"]["value"])["inputs"]["W_q"][0][2] == 1.5
+    (msg,) = data["content"]["views"].values()
+    assert list(data["content"]["views"]) == [view._key]
     assert msg["type"] == "attn-cells" and msg["rev"] == before["rev"] and msg["caption"] == []
     assert [k for k, *_ in msg["cells"]] == [1]  # head 1's table untouched
-    (_, index, texts, colors), = msg["cells"]
+    ((_, index, texts, colors),) = msg["cells"]
     after = view.snapshot()["tables"][1]
     changed = [i for i in range(9) if (after["text"][i], after["color"][i]) !=
                (before["tables"][1]["text"][i], before["tables"][1]["color"][i])]
@@ -639,23 +655,39 @@ def test_a_slider_move_sends_only_the_changed_cells_as_texts_and_colour_rows():
     assert colors == [after["color"][i] for i in index]
     assert _only_numbers_and_texts(msg)  # numbers and texts, no markup
     assert view.sent == len(json.dumps(msg, separators=(",", ":"))) < 300  # bytes counted; an HTML View was ~2 KB
-    assert wire.state == view.snapshot() == view.get_state()["_view"]  # browser, kernel and a new view agree
+    assert ex.readout.sent == len(json.dumps(data["content"], separators=(",", ":")))
+    assert wire.state[view._key] == view.snapshot() == view.get_state()["_view"]  # browser, kernel, a new view
+    assert wire.readout == ex.readout.value == ex.readout.get_state()["value"]
 
 
 def test_nothing_is_sent_when_nothing_shown_changes_and_a_new_layout_is_sent_whole():
     ex = X.multihead_explorer(E.T001_X, 4, seed=0, n_heads=2)
     view = ex._views[0]
-    wire = _Wire(view)
+    wire = _Wire(ex)
     ex.update()  # the same state again
-    assert wire.take() == [] and view.sent == 0
+    assert wire.take() == [] and view.sent == 0 and ex.readout.sent == 0
     rev = view.snapshot()["rev"]
     ex.set(heads=4)  # four tables instead of two: the browser builds the View anew
     sent = wire.take()
-    assert [d["method"] for d in sent] == ["update"] and set(sent[0]["state"]) == {"_view"}
-    assert sent[0]["state"]["_view"]["rev"] == rev + 1 and len(sent[0]["state"]["_view"]["tables"]) == 4
-    assert view.sent == len(json.dumps(sent[0]["state"]["_view"], separators=(",", ":")))
-    assert _only_numbers_and_texts({k: v for k, v in sent[0]["state"]["_view"].items() if k != "ncols"})
-    assert wire.state == view.snapshot()
+    assert [(w, d["method"], list(d["state"])) for w, d in sent] == [(view, "update", ["_view"]),
+                                                                      (ex.readout, "update", ["value"])]
+    new = sent[0][1]["state"]["_view"]
+    assert new["rev"] == rev + 1 and len(new["tables"]) == 4
+    assert view.sent == len(json.dumps(new, separators=(",", ":")))
+    assert _only_numbers_and_texts({k: v for k, v in new.items() if k != "ncols"})
+    assert wire.state[view._key] == view.snapshot() and wire.readout == ex.readout.value
+
+
+def test_a_heatmap_alone_sends_its_own_cells_message():
+    panel = lambda w: P.View([P.Panel(np.array([[w, 1 - w]]), "w")])  # noqa: E731
+    view = HeatmapView(panel(0.25))
+    sent = []
+    original = view.comm.send
+    view.comm.send = lambda data=None, metadata=None, buffers=None: (sent.append(data), original(data=data))
+    msg = view.show(panel(0.5))
+    assert [d["method"] for d in sent] == ["custom"] and sent[0]["content"] == msg
+    assert msg["cells"] == [[0, [0, 1], ["0.500", "0.500"], msg["cells"][0][3]]]
+    assert view.show(panel(0.5)) is None and len(sent) == 1  # nothing changed: nothing sent
 
 
 @pytest.mark.parametrize("kind", list(EXPLORERS))
@@ -663,7 +695,7 @@ def test_the_browser_replaying_the_messages_shows_what_show_returns(kind):
     """After a sweep of control changes, the state built from the messages alone == the Views of the last
     state, for every explorer (in-place cell changes and new layouts alike)."""
     ex = EXPLORERS[kind]()
-    wires = [_Wire(v) for v in ex._views]
+    wire = _Wire(ex)
     moved = 0
     for c in ex.controls.values():
         cells = list(getattr(c, "sliders", getattr(c, "buttons", np.empty(0))).ravel()[:3]) or [c]
@@ -677,11 +709,11 @@ def test_the_browser_replaying_the_messages_shows_what_show_returns(kind):
             else:
                 w.value = w.max if w.value != w.max else w.min
             moved += 1
-            for wire, shown in zip(wires, ex._shown.views, strict=True):
-                wire.take()
-                want = view_payload(shown)
-                got = {k: v for k, v in wire.state.items() if k != "rev"}
-                assert got == want, f"{kind}: after a change the browser's state differs from the View"
+            wire.take()
+            for view, shown in zip(ex._views, ex._shown.views, strict=True):
+                got = {k: v for k, v in wire.state[view._key].items() if k != "rev"}
+                assert got == view_payload(shown), f"{kind}: after a change the browser's state differs from the View"
+            assert wire.readout == ex.readout.value
     assert moved
 
 
