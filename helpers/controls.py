@@ -345,8 +345,10 @@ class MatrixToggles:
 
     def _paint(self) -> None:
         for b in self.buttons.flat:
-            b.button_style = "primary" if b.value else ""
-            b.icon = "check" if b.value else ""
+            style, icon = ("primary", "check") if b.value else ("", "")
+            if b.button_style != style or b.icon != icon:
+                with b.hold_sync():  # style and icon in one message to the browser, not two
+                    b.button_style, b.icon = style, icon
 
     def _on_click(self, change: dict) -> None:
         self._paint()
