@@ -208,10 +208,8 @@ def test_explorer_arguments_are_checked(run, kwargs, error, phrase):
 
 
 def test_explorer_keeps_the_dom_contract_and_its_tables_print_the_expected_numbers(explorer):
-    """As tests/test_live.py checks the other explorers: classes, one slider to move, the HTML tables'
+    """As tests/test_live.py checks the other explorers: classes, one slider to move, the live tables'
     cell texts equal the browser expectation, and one matplotlib axes per table in the static figures."""
-    import re
-
     from matplotlib.figure import Figure
 
     explorer.set(step=300, layer="layer 1")
@@ -228,8 +226,7 @@ def test_explorer_keeps_the_dom_contract_and_its_tables_print_the_expected_numbe
     assert len(sliders) == 1 and "attn-slider--step" in classes(sliders[0])
     assert [w for w in ws if "attn-heatmap" in classes(w)] == explorer._views
     assert explorer.readout.value.count("data-state=") == 1
-    cells = [[html_td.strip() for html_td in re.findall(r"<td[^>]*>([^<]*)</td>", t)]
-             for v in explorer._views for t in re.findall(r"<table.*?</table>", v.value, flags=re.S)]
+    cells = [t for v in explorer._views for t in v.cell_texts()]  # what the browser's tables print
     want = expected(state_from_html(explorer.readout.value))
     assert cells == cell_texts(want.tables)
     figs = explorer.figures

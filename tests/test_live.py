@@ -87,6 +87,8 @@ EXPLORERS = {
     "tiles": lambda: X.tiles_explorer(),
     "generation": lambda: X.generation_explorer(
         S.embeddings(), *np.random.default_rng(0).normal(size=(3, 6, 4)).round(1), 2, S.TOKENS, step=3),
+    "long-context": lambda: X.long_context_explorer(S.embeddings(), *S.two_heads(), S.TOKENS),
+    "induction": lambda: X.induction_explorer(steps=20, snapshot_every=10),
 }
 
 
