@@ -77,7 +77,7 @@ def _next_value(slider, k: int):
 
 def bench(name: str, ex, sliders: list, n: int = N_EVENTS) -> dict:
     before_renders = ex.renders
-    wall, cpu, views, readout, messages = [], [], [], [], []
+    wall, cpu, views, readout, wire, messages = [], [], [], [], [], []
     for k in range(n):
         s = sliders[k % len(sliders)]
         v = _next_value(s, k)
@@ -88,16 +88,18 @@ def bench(name: str, ex, sliders: list, n: int = N_EVENTS) -> dict:
         t1, c1 = time.perf_counter(), time.process_time()
         wall.append((t1 - t0) * 1000)
         cpu.append((c1 - c0) * 1000)
-        ours = {w.comm.comm_id for w in ex._views}  # the heatmaps (not the slider's own echo, not the controls)
-        views.append(sum(n for cid, n in _WIRE if cid in ours))
-        readout.append(sum(n for cid, n in _WIRE if cid == ex.readout.comm.comm_id))
-        messages.append(sum(1 for cid, _ in _WIRE if cid in ours or cid == ex.readout.comm.comm_id))
+        ours = {w.comm.comm_id for w in [*ex._views, ex.readout]}  # not the slider's own echo, not the controls
+        views.append(sum(w.sent for w in ex._views))  # JSON of the changed cells (or whole Views)
+        readout.append(len(ex.readout.value.encode()) if ex.readout.value != old else 0)  # its HTML
+        wire.append(sum(n for cid, n in _WIRE if cid in ours))
+        messages.append(sum(1 for cid, _ in _WIRE if cid in ours))
         if ex.readout.value == old:
             raise RuntimeError(f"{name}: event {k} ({s.description or s._dom_classes}) did not render")
     renders = ex.renders - before_renders
     return {"name": name, "n": n, "renders": renders, "median": statistics.median(wall), "p90": _pct(wall, 90),
             "cpu_median": statistics.median(cpu), "views": statistics.median(views),
-            "readout": statistics.median(readout), "messages": statistics.median(messages)}
+            "readout": statistics.median(readout), "wire": statistics.median(wire),
+            "messages": statistics.median(messages)}
 
 
 def run() -> list[dict]:
@@ -161,17 +163,18 @@ def main() -> None:
     rows = run()
     print(f"# after:  {describe()}")
     head = (f"{'explorer':42s} {'n':>3s} {'renders/event':>13s} {'median ms':>9s} {'p90 ms':>7s} {'cpu ms':>7s} "
-            f"{'msgs':>4s} {'views B':>8s} {'readout B':>9s} {'total B':>8s} {'goal':>5s}")
+            f"{'msgs':>4s} {'cells B':>8s} {'readout B':>9s} {'sent B':>8s} {'goal':>5s}")
     print(head)
     print("-" * len(head))
     for r in rows:
         flag = "ok" if r["median"] <= GOAL_MS else "SLOW"
         print(f"{r['name']:42s} {r['n']:3d} {r['renders'] / r['n']:13.2f} {r['median']:9.2f} {r['p90']:7.2f} "
-              f"{r['cpu_median']:7.2f} {r['messages']:4.0f} {r['views']:8.0f} {r['readout']:9.0f} {r['views'] + r['readout']:8.0f} "
+              f"{r['cpu_median']:7.2f} {r['messages']:4.0f} {r['views']:8.0f} {r['readout']:9.0f} {r['wire']:8.0f} "
               f"{GOAL_MS:5.0f} {flag}")
-    print("# bytes: the serialized Jupyter messages of one update (median), heatmaps and readout apart")
-    print(f"# worst median {max(r['median'] for r in rows):.2f} ms; bytes per update (median) from "
-          f"{min(r['views'] + r['readout'] for r in rows):.0f} to {max(r['views'] + r['readout'] for r in rows):.0f}")
+    print("# per update (medians): msgs = messages to the browser; cells B = JSON of the heatmaps' changed cells (a whole")
+    print("# View after a change of layout); readout B = its HTML (note and data-state); sent B = the serialized messages")
+    print(f"# worst median {max(r['median'] for r in rows):.2f} ms; bytes sent per update (median) from "
+          f"{min(r['wire'] for r in rows):.0f} to {max(r['wire'] for r in rows):.0f}")
 
 
 if __name__ == "__main__":
