@@ -360,5 +360,5 @@ class Explorer:
         if bundle:
             bundle["text/plain"] = (f"[live explorer: {self.about}. It is live when the notebook runs in Jupyter "
                                     "(if this line stays after you ran the cell, see 00-start-here, 'Check that "
-                                    "widgets work'); the figure after it shows a fixed state.]")
+                                    "widgets work'); a figure beside it shows one fixed state.]")
             display(bundle, raw=True)
