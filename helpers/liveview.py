@@ -10,8 +10,8 @@ browser sets only their text, class and background. A change of shape or labels 
 heads, a longer cache) sends the whole View again and the browser builds it anew.
 
 An explorer's update is one message: its ``Readout`` (the note and data-state) carries the changed
-cells of all its heatmaps, named by key (each extra comm message cost 5 to 9 ms end to end on the
-2-core test machine).
+cells of all its heatmaps, or a heatmap's whole new View, named by key (each extra comm message cost
+5 to 9 ms end to end on the 2-core test machine).
 
 What the browser builds (the DOM contract of ``helpers.explorer``): a ``div.attn-view`` (its font size
 in em), an optional ``div.attn-title``, one ``table.attn-hm`` per panel with a ``caption``, a header
@@ -60,8 +60,10 @@ _CSS = """
 
 # The browser side. State (trait "_view"): {rev, title, ncols, legend, tables: [{caption, axes, cols, rows,
 # text: [R*C], color: [R*C]}]}; a cells message {type: "attn-cells", rev, caption: [[k, text]], cells: [[k, [i],
-# [text], [color]]]} changes cells of the state with the same rev (one for a newer rev waits for that state).
-# It comes inside the readout's message (one message per update for the whole explorer) or on its own.
+# [text], [color]]]} changes cells of the state with the same rev (one for a newer rev waits for that state);
+# a view message {type: "attn-view", rev, view} replaces the state (a new layout), as a change of the trait would.
+# Both come inside the readout's message (one message per update for the whole explorer); a cells message
+# also comes on its own (a heatmap used without a readout).
 _ESM = r"""
 function make(tag, cls, text) {
   const node = document.createElement(tag);
@@ -152,6 +154,10 @@ function initialize({ model }) {
   const entry = {model, views: new Set(), pending: []};
   entry.deliver = (msg) => {
     const state = model.get("_view");
+    if (msg.type === "attn-view") {
+      if (msg.rev > state.rev) model.set("_view", msg.view);  // kept here, not sent back: the kernel has it
+      return;
+    }
     if (msg.rev === state.rev) {
       patchState(state, msg);
       for (const view of entry.views) view(msg);
@@ -200,8 +206,8 @@ export default { initialize, render };
 """
 
 # The readout: a short note and the data-state element (HTML from the kernel, as ipywidgets.HTML shows it).
-# Its message {type: "attn-update", value?, views: {key: cells message}} is the one message of an update:
-# the readout's new HTML and the changed cells of every heatmap of the explorer.
+# Its message {type: "attn-update", value?, views: {key: cells or view message}} is the one message of an
+# update: the readout's new HTML and the changed cells (or new View) of every heatmap of the explorer.
 _READOUT_ESM = r"""
 const live = (globalThis.__attnLive ??= {models: new Map(), waiting: new Map()});
 
@@ -272,9 +278,10 @@ def _layout(payload: dict) -> tuple:
 class HeatmapView(anywidget.AnyWidget):
     """One live ``View`` (tables of coloured, numbered cells); ``.show(view)`` sends what changed.
 
-    After a change of layout the whole View goes out (a trait); else only the changed cells and
-    captions, as a cells message: sent by ``show`` itself, or returned (``send=False``) for
-    ``Readout.update`` to carry with the explorer's other changes in one message. ``.sent`` is the
+    After a change of layout the whole View goes out; else only the changed cells and captions, as a
+    cells message. ``show`` sends it itself (a new View as a change of the synced trait), or returns it
+    (``send=False``: a view or cells message) for ``Readout.update`` to carry with the explorer's other
+    changes in one message. ``.sent`` is the
     size in bytes (JSON) of that View or cells message (0 if nothing changed). ``.snapshot()`` is a
     copy of what the browser shows (the state a new browser view starts from).
     """
@@ -299,17 +306,22 @@ class HeatmapView(anywidget.AnyWidget):
     def show(self, view: View, *, send: bool = True) -> dict | None:
         """Draw ``view``: the whole View after a change of layout, else its changed cells and captions.
 
-        Returns the cells message (None if the whole View went out or nothing changed); ``send=False``
-        leaves sending it to the caller (``Readout.update``)."""
+        With ``send=True`` sends it and returns the cells message (None for a whole View or no change);
+        with ``send=False`` returns the view or cells message (None: no change) for the caller
+        (``Readout.update``) to send."""
         new = view_payload(view)
         layout = _layout(new)
-        if layout != self._shape:  # a new layout: the whole View, through the synced trait
+        if layout != self._shape:  # a new layout: the whole View
             self._rev += 1
             self._shape = layout
             new["rev"] = self._rev
-            self._view = new
             self.sent = len(json.dumps(new, separators=(",", ":")))
-            return None
+            if send:  # through the synced trait
+                self._view = new
+                return None
+            with self._lock_property(_view=new):  # the caller's message carries it: no separate sync
+                self._view = new
+            return {"type": "attn-view", "rev": self._rev, "view": new}
         old = self._view  # changed in place below: a browser view opened later gets the current cells
         captions, cells = [], []
         for k, (a, b) in enumerate(zip(old["tables"], new["tables"], strict=True)):
@@ -348,7 +360,7 @@ class HeatmapView(anywidget.AnyWidget):
 class Readout(anywidget.AnyWidget):
     """The explorer's readout: ``.value`` is HTML (a short note and the data-state element).
 
-    ``.update(value, cells)`` sends ONE message for a whole update: the new HTML and the cells
+    ``.update(value, cells)`` sends ONE message for a whole update: the new HTML and the view or cells
     messages of the explorer's heatmaps (by their keys), so a slider move costs the browser one
     message, as a bare widget's does. Setting ``.value`` directly (a refusal) syncs it as usual.
     ``.sent`` is the size in bytes (JSON) of the last update's message.
@@ -362,11 +374,11 @@ class Readout(anywidget.AnyWidget):
         self.sent = 0
 
     def update(self, value: str, cells: dict[HeatmapView, dict | None] | None = None) -> int:
-        """Show ``value`` and the heatmaps' cells messages in the browser, in one message; returns ``.sent``."""
+        """Show ``value`` and the heatmaps' view or cells messages in the browser, in one message; returns ``.sent``."""
         if not isinstance(value, str):
             raise TypeError(f"value must be an HTML string, got {type(value).__name__}")
         views = {v._key: m for v, m in (cells or {}).items() if m is not None}
-        if not views:  # no cells to carry (the first View, a new layout): the usual sync of the value
+        if not views:  # no heatmap changed: the usual sync of the value
             self.sent = len(json.dumps(value)) if value != self.value else 0
             self.value = value
             return self.sent

@@ -591,7 +591,7 @@ def test_no_hand_written_image_encoding_remains():
 class _Wire:
     """Records what an explorer's heatmaps and readout send, and applies it to copies of their states as the
     browser does: a new View replaces a heatmap's state; the readout's message carries the readout's HTML
-    and, by key, the changed cells of the heatmaps."""
+    and, by key, the changed cells or the new View of the heatmaps."""
 
     def __init__(self, ex: Explorer) -> None:
         self.ex, self.sent = ex, []
@@ -608,6 +608,10 @@ class _Wire:
 
     def _cells(self, key: str, msg: dict) -> None:
         state = self.state[key]
+        if msg["type"] == "attn-view":
+            assert msg["rev"] == msg["view"]["rev"] > state["rev"], "a View older than the one shown"
+            self.state[key] = copy.deepcopy(msg["view"])
+            return
         assert msg["type"] == "attn-cells" and msg["rev"] == state["rev"], "cells for another View than the one shown"
         for k, caption in msg["caption"]:
             state["tables"][k]["caption"] = caption
@@ -674,17 +678,20 @@ def test_nothing_is_sent_when_nothing_shown_changes_and_a_new_layout_is_sent_who
     assert wire.take() == [] and view.sent == 0 and ex.readout.sent == 0
     rev = view.snapshot()["rev"]
     ex.set(heads=4)  # four tables instead of two: the browser builds the View anew
-    sent = wire.take()
-    assert [(w, d["method"], list(d["state"])) for w, d in sent] == [(view, "update", ["_view"]),
-                                                                      (ex.readout, "update", ["value"])]
-    new = sent[0][1]["state"]["_view"]
+    ((sender, data),) = wire.take()  # still ONE message: the readout's, carrying the whole new View
+    assert sender is ex.readout and data["method"] == "custom" and data["content"]["value"] == ex.readout.value
+    assert list(data["content"]["views"]) == [view._key]
+    msg = data["content"]["views"][view._key]
+    assert msg["type"] == "attn-view" and msg["rev"] == rev + 1
+    new = msg["view"]
     assert new["rev"] == rev + 1 and len(new["tables"]) == 4
+    assert new == view.snapshot() == view.get_state()["_view"]  # the kernel's trait has it for views opened later
     assert view.sent == len(json.dumps(new, separators=(",", ":")))
     assert _only_numbers_and_texts({k: v for k, v in new.items() if k != "ncols"})
     assert wire.state[view._key] == view.snapshot() and wire.readout == ex.readout.value
 
 
-def test_a_heatmap_alone_sends_its_own_cells_message():
+def test_a_heatmap_alone_sends_its_own_cells_message_and_its_new_views_as_the_trait():
     panel = lambda w: P.View([P.Panel(np.array([[w, 1 - w]]), "w")])  # noqa: E731
     view = HeatmapView(panel(0.25))
     sent = []
@@ -694,6 +701,9 @@ def test_a_heatmap_alone_sends_its_own_cells_message():
     assert [d["method"] for d in sent] == ["custom"] and sent[0]["content"] == msg
     assert msg["cells"] == [[0, [0, 1], ["0.500", "0.500"], msg["cells"][0][3]]]
     assert view.show(panel(0.5)) is None and len(sent) == 1  # nothing changed: nothing sent
+    wide = P.View([P.Panel(np.array([[0.25, 0.25, 0.5]]), "w")])  # three columns: a new layout
+    assert view.show(wide) is None and [d["method"] for d in sent[1:]] == ["update"]
+    assert sent[1]["state"]["_view"] == view.snapshot() and view.snapshot()["rev"] == 2
 
 
 @pytest.mark.parametrize("kind", list(EXPLORERS))
