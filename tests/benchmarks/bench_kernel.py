@@ -153,6 +153,9 @@ def run() -> list[dict]:
     rows.append(bench("10 long context, window (window)", ex, [ex.controls["window"]]))
     ex.set(method="latent")
     rows.append(bench("10 long context, latent (d_c)", ex, [ex.controls["d_c"]]))
+
+    ex = explorers.induction_explorer()  # trains once (about 2 s), then each event picks a snapshot
+    rows.append(bench("11 induction (training step)", ex, [ex.controls["step"]]))
     return rows
 
 
