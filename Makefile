@@ -13,6 +13,9 @@ LOWEST := .venv-lowest
 # Notebook 7 lets the notebook's arrow-key shortcuts take the keys before a slider sees them
 # (jupyter/notebook#7716); these shortcut settings leave keys pressed inside an output to the output.
 export JUPYTER_CONFIG_PATH := $(CURDIR)/jupyter-config
+# Voilà finds its template `classroom` (jupyter-config/voila/templates/) on JUPYTER_PATH: `make present`, and
+# the Voilà of `make lab`/`make notebook` ("Render with Voilà"), which jupyter-config/voila.py points at it.
+export JUPYTER_PATH := $(CURDIR)/jupyter-config
 # JupyterLab refuses to run as root unless told; pass the flag only when we are root.
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
@@ -54,7 +57,8 @@ notebook: $(STAMP)
 # tabs are culled after 10 idle minutes (Voila cannot shut them down itself: voila-dashboards/voila#1458).
 # Open the URL it prints (it carries a token: without one, any web page could start kernels here).
 # The template `classroom` (jupyter-config/voila/templates/, found through JUPYTER_PATH) loads nothing from
-# outside this machine and keeps a prediction's answer closed; jupyter-config/voila.py keeps solutions/ out.
+# outside this machine and keeps a prediction's answer closed; jupyter-config/voila.py keeps solutions/ out
+# (not listed; its file list and pages answer 404), in JupyterLab's "Render with Voilà" too.
 present: $(STAMP)
 	JUPYTER_PATH=$(CURDIR)/jupyter-config $(BIN)/voila --no-browser --Voila.ip=127.0.0.1 --port=$(PRESENT_PORT) --token \
 		--template=classroom --VoilaConfiguration.strip_sources=True --VoilaConfiguration.classic_tree=True \
