@@ -7,9 +7,10 @@ Three pieces, each usable on its own:
 - ``LabServer``: JupyterLab (``client="lab"``) or Notebook 7 (``client="notebook"``) on a free loopback
   port, with a token, its own temporary Jupyter config, runtime, settings and workspace directories,
   serving a *copy* of ``notebooks/`` (so no ``.ipynb_checkpoints`` and no change ever reaches the
-  committed notebooks), with the repository's ``jupyter-config/`` on ``JUPYTER_CONFIG_PATH`` as
-  ``make lab`` and ``make notebook`` have it (its keyboard shortcut overrides let arrow keys reach a
-  slider in Notebook 7); ``stop()`` always ends the server, its kernels and its process group;
+  committed notebooks), with the repository's ``jupyter-config/`` on ``JUPYTER_CONFIG_PATH`` and
+  ``JUPYTER_PATH`` as ``make lab`` and ``make notebook`` have it (its keyboard shortcut overrides let arrow
+  keys reach a slider in Notebook 7; its Voilà uses the classroom template); ``stop()`` always ends the
+  server, its kernels and its process group;
 - page helpers (``open_notebook``, ``run_all``, ``problems``, ``explorers``, ``move_slider``, ...) that act
   as a person would: the menu for "Run All", the keyboard on a slider handle, and the DOM contract of
   ``helpers/explorer.py`` (``.attn-explorer``, ``.attn-slider``, ``.attn-heatmap`` tables,
@@ -209,6 +210,7 @@ class LabServer:
             env[var] = str(self.tmp / sub)
         env["JUPYTER_PLATFORM_DIRS"] = "1"
         env["JUPYTER_CONFIG_PATH"] = str(JUPYTER_CONFIG)
+        env["JUPYTER_PATH"] = str(JUPYTER_CONFIG)  # as the Makefile: where Voilà finds the classroom template
         (self.tmp / "config" / "jupyter_server_config.py").write_text(_SERVER_CONFIG)
         # ATTN_UI_DISABLE_EXTENSIONS=@jupyter-widgets/jupyterlab-manager shows what a missing
         # jupyterlab_widgets looks like (a check that the tests catch it)

@@ -13,7 +13,11 @@ notebooks/, in headless Chromium:
   a prediction's answer (an output stored with outputs_hidden) is in a closed box until clicked;
 - the server listens on 127.0.0.1 only; without the token a page asks for it and runs nothing;
   its kernels are gone after stop();
-- the Makefile's `present` target runs Voilà with PRESENT_ARGS and PRESENT_ENV.
+- the Makefile's `present` target runs Voilà with PRESENT_ARGS and PRESENT_ENV;
+- solutions/' own file list (/voila/tree/solutions, typed by hand) answers 404 and names no solution;
+- JupyterLab's own Voilà (the server extension, /voila/render/ of `make lab`, in lab.LabServer): a page
+  loads nothing from another machine, typesets its formulas, keeps answers closed, and solutions/' page
+  and file list answer 404.
 
 Run: `pytest tests/ui/test_voila_ui.py` (needs Chromium, see conftest.py).
 """
@@ -233,6 +237,28 @@ def test_a_solution_page_does_not_render(voila_server):
     assert not started, f"opening {solutions[0].name} started kernels {sorted(started)}"
 
 
+SOLUTIONS = [p for p in lab.notebook_paths() if "solutions" in p.relative_to(lab.NOTEBOOKS).parts]
+
+
+def _get(url: str, timeout: float = 120) -> tuple[int, str]:
+    """(HTTP status, body) of a GET, errors included."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
+            return resp.status, resp.read().decode(errors="replace")
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode(errors="replace")
+
+
+def test_the_solutions_folder_page_lists_nothing(voila_server):
+    """The file list of solutions/ itself, its address typed by hand (/voila/tree/solutions), answers 404
+    and names no solution: hiding the folder from the list at / is not enough."""
+    assert SOLUTIONS, f"no notebooks under {lab.NOTEBOOKS / 'solutions'} to look for"
+    status, body = _get(f"{voila_server.base_url}/voila/tree/solutions{voila_server._query}")
+    named = [p.name for p in SOLUTIONS if p.stem in body]
+    assert not named, f"Voilà's /voila/tree/solutions (HTTP {status}) names {len(named)} solutions: {named[:3]}"
+    assert status == 404, f"Voilà's /voila/tree/solutions: HTTP {status}, not 404; the page begins {body[:300]!r}"
+
+
 def test_opened_from_the_file_list_at_its_own_address(shown, voila_server):
     notebook, page = shown
     assert page.url == voila_server.url(notebook), f"clicking {notebook.name} opened {page.url}"
@@ -437,3 +463,71 @@ def test_make_present_runs_voila_with_present_args():
     wrong = {k: got.get(k) for k, v in voila.PRESENT_ENV.items() if got.get(k) != v}
     assert not wrong, f"`make present` runs Voilà with {wrong}, not as voila.PRESENT_ENV has it: {voila.PRESENT_ENV}"
     assert argv[-1].rstrip("/") == "notebooks", f"`make present` serves {argv[-1]}, not notebooks"
+
+
+# JupyterLab's own Voilà: the voila package is also a server extension of `make lab` and `make notebook`
+# (/voila/render/<path>, JupyterLab's "Render with Voilà" button). It reads jupyter-config/voila.py from
+# JUPYTER_CONFIG_PATH and finds the template on JUPYTER_PATH, both set by the Makefile (and lab.LabServer).
+# Lab only: Notebook 7 runs the same server extension with the same configuration.
+
+
+def _preview_url(server, notebook) -> str:
+    """``notebook``'s page in the Voilà of ``server`` (a lab.LabServer, which serves the copy's parent)."""
+    rel = Path(notebook).resolve().relative_to(server.notebooks_src.resolve())
+    return f"{server.base_url}/voila/render/notebooks/{urllib.parse.quote(rel.as_posix())}?token={server.token}"
+
+
+@pytest.mark.parametrize("lab_server", ["lab"], indirect=True)  # one server extension, see above
+def test_lab_voila_preview_loads_nothing_from_outside_and_keeps_answers_closed(lab_server, browser):
+    """Voilà's default template loads Font Awesome from a public CDN and shows every answer at once, and the
+    server extension loads MathJax 2 from another CDN: with jupyter-config/ this page does neither."""
+    notebook = lab.NOTEBOOKS / PAGES[0]
+    hidden = _hidden_answers(notebook)
+    assert hidden, f"{notebook.name} stores no answer with outputs_hidden to look for"
+    page = lab.new_page(browser)
+    try:
+        page.goto(_preview_url(lab_server, notebook), wait_until="load", timeout=4 * lab.TIMEOUT_MS)
+        try:  # its widgets drawn: every request the page makes has been made
+            page.locator(".jp-OutputArea-output .jupyter-widgets").first.wait_for(timeout=lab.TIMEOUT_MS)
+        except Exception:  # noqa: BLE001 - _JS_PROBLEMS reports a widget that never loads
+            pass
+        try:  # its formulas typeset (MathJax 3, carried by Voilà's page)
+            page.locator("mjx-container").first.wait_for(timeout=lab.TIMEOUT_MS)
+        except Exception:  # noqa: BLE001 - counted below
+            pass
+        formulas = page.locator("mjx-container").count()
+        problems = page.evaluate(_JS_PROBLEMS)
+        boxes = page.evaluate(_JS_ANSWERS)
+        opened = None
+        if boxes:
+            page.locator("details.attn-hidden-output > summary").first.click()
+            opened = page.evaluate(_JS_ANSWERS)[0]
+        outside = lab.outside_requests(page)
+    finally:
+        page.context.close()
+    wrong = list(problems)  # every finding at once: the old configuration failed several ways
+    if outside:
+        wrong.append(f"requested URLs from other machines: {sorted(set(outside))[:10]}")
+    if not formulas:
+        wrong.append("no formula typeset (no mjx-container): MathJax did not run")
+    if len(boxes) != len(hidden):
+        wrong.append(f"{len(hidden)} answers stored hidden (cells {hidden}), {len(boxes)} closed boxes")
+    shown_at_once = [b for b in boxes if b["open"] or b["visible"] or not b["outputs"]]
+    if shown_at_once:
+        wrong.append(f"answers open, visible or empty on load: {shown_at_once}")
+    if opened and not (opened["open"] and opened["visible"] == opened["outputs"]):
+        wrong.append(f"a click did not show the answer: {opened}")
+    assert not wrong, f"{notebook.name} in JupyterLab's Voilà (/voila/render/):\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("lab_server", ["lab"], indirect=True)  # one server extension, see above
+def test_lab_voila_preview_hides_the_solutions(lab_server):
+    """As in the classroom view: a solution's page and the solutions/ file list answer 404 (JupyterLab's own
+    file browser still shows and opens them)."""
+    assert SOLUTIONS, f"no notebooks under {lab.NOTEBOOKS / 'solutions'} to try"
+    pages = {
+        "a solution's page": _preview_url(lab_server, SOLUTIONS[0]),
+        "the file list of solutions/": f"{lab_server.base_url}/voila/tree/notebooks/solutions?token={lab_server.token}",
+    }
+    answered = {what: _get(url)[0] for what, url in pages.items()}
+    assert all(status == 404 for status in answered.values()), f"JupyterLab's Voilà answers {answered}, not 404"
