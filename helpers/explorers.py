@@ -591,7 +591,7 @@ class GenerationExplorer(Explorer):
             for j in range(g):
                 kv_panels.append(Panel(M[j], f"{name}, kv {j + 1}", toks, cols, kind="values",
                                        vmin=self.ranges[name][0], vmax=self.ranges[name][1], xlabel="column",
-                                       ylabel="token"))
+                                       ylabel="token", legend_label=f"{name} (same scale at every step)"))
         serves = "; ".join(f"kv {j + 1}: query head{'s' * (r > 1)} {j * r + 1}" + (f"–{(j + 1) * r}" if r > 1 else "")
                            for j in range(g))
         note = (f"step {step} of {T}: the new token is '{html.escape(self.tokens[step - 1])}'. The cache holds "
@@ -744,9 +744,9 @@ class InductionExplorer(Explorer):
         what = {"layer 1": "previous-token head?", "layer 2": "induction head?"}
         other = self.LAYERS[1 - self.LAYERS.index(layer)]
         main = Panel(w[layer], f"{layer} ({what[layer]}) at step {snap.step}", t, t)
-        loss = Panel(snap.probe_loss[None], f"loss at each position (next token); colour: 0 to {self.loss_max:g} "
-                     "at every step", ["loss"], t[:-1],
-                     kind="values", vmin=0.0, vmax=self.loss_max, xlabel="position (its token)", ylabel="")
+        loss = Panel(snap.probe_loss[None], "loss at each position (next token)", ["loss"], t[:-1], kind="values",
+                     vmin=0.0, vmax=self.loss_max, xlabel="position (its token)", ylabel="",
+                     legend_label="loss (same scale at every step)")
         below = [Panel(w[other], f"{other} at step {snap.step}", t, t), loss]
         sc = snap.results
         note = (f"step {snap.step} of {self.config['steps']}, on {self.config['n_eval']} test sequences: repeated "

@@ -6,8 +6,9 @@ its cell texts (``helpers.panels.format_matrix``) and each cell's row of the col
 whether its text is white) goes once per widget. The browser (the ES module below, run by
 ``anywidget``, sent from the kernel: no CDN, no build step) builds each table once; after that an
 update carries only the cells whose text or colour changed (and captions that changed), and the
-browser sets only their text, class and background. A change of shape or labels (another number of
-heads, a longer cache) sends the whole View again and the browser builds it anew.
+browser sets only their text, class and background (and a colour bar's label and ticks when its scale
+moved). A change of shape or labels (another number of heads, a longer cache) or of which panels share
+a colour bar sends the whole View again and the browser builds it anew.
 
 An explorer's update is one message: its ``Readout`` (the note and data-state) carries the changed
 cells of all its heatmaps, or a heatmap's whole new View, named by key (each extra comm message cost
@@ -17,8 +18,11 @@ What the browser builds (the DOM contract of ``helpers.explorer``): a ``div.attn
 in em), an optional ``div.attn-title``, one ``table.attn-hm`` per panel with a ``caption``, a header
 row of ``th scope="col"`` (keys) and a ``th scope="row"`` per row (queries), ``td`` cells printing the
 texts on their colour (class ``w``: white text, whichever of black and white contrasts more; class
-``bad``: a hatched grey NaN/±inf cell), and a colour bar when a panel shows attention weights. Sizes
-are in em, so browser zoom and ``helpers.presentation(True)`` scale everything crisply.
+``bad``: a hatched grey NaN/±inf cell), and the colour bars of ``helpers.panels.legends`` (each a
+``div.attn-legend``, aria-hidden: the cells print their numbers): the attention weights' bar after the
+last weights table; a scores or values bar (``div.attn-legend.own``) under its table, or under the
+neighbours that share it, which then sit together in a ``div.attn-group``. Sizes are in em, so browser
+zoom and ``helpers.presentation(True)`` scale everything crisply.
 
 Shape notation as in ``helpers.panels``: ``R`` rows, ``C`` columns.
 """
@@ -35,7 +39,7 @@ import anywidget
 import numpy as np
 import traitlets
 
-from helpers.panels import LEGEND_LABELS, View, cell_color_index, colormap_lut, text_colors
+from helpers.panels import LEGEND_LABELS, View, cell_color_index, colormap_lut, legends, text_colors
 
 __all__ = ["HeatmapView", "Readout", "view_payload"]
 
@@ -55,12 +59,20 @@ _CSS = """
 .attn-view .attn-legend{font-size:0.75em;font-family:var(--jp-ui-font-family,sans-serif);color:#222}
 .attn-view .attn-legend .bar{width:10em;height:0.8em;border:1px solid #888}
 .attn-view .attn-legend .ticks{display:flex;justify-content:space-between;width:10em}
+.attn-view .attn-group{display:flex;flex-direction:column;gap:0.3em;min-width:9em}
+.attn-view .attn-group>.attn-tables{display:flex;gap:0.8em 1.2em;align-items:flex-start}
+.attn-view .attn-legend.own{width:0;min-width:100%}
+.attn-view .attn-legend.own .bar{width:100%;box-sizing:border-box}
+.attn-view .attn-legend.own .ticks{position:relative;width:100%;height:1.3em}
+.attn-view .attn-legend.own .ticks span{position:absolute;top:0;white-space:nowrap}
 .attn-view .attn-title{flex-basis:100%;font-weight:bold;font-family:var(--jp-ui-font-family,sans-serif)}
 """
 
-# The browser side. State (trait "_view"): {rev, title, ncols, legend, tables: [{caption, axes, cols, rows,
-# text: [R*C], color: [R*C]}]}; a cells message {type: "attn-cells", rev, caption: [[k, text]], cells: [[k, [i],
-# [text], [color]]]} changes cells of the state with the same rev (one for a newer rev waits for that state);
+# The browser side. State (trait "_view"): {rev, title, ncols, legend: {label, stops, ticks, after} or null (the
+# weights' bar, after table `after`), legends: [{label, stops, ticks: [[percent, text]], tables: [k]}] (a bar
+# under tables k), tables: [{caption, axes, cols, rows, text: [R*C], color: [R*C]}]}; a cells message
+# {type: "attn-cells", rev, caption: [[k, text]], cells: [[k, [i], [text], [color]]], legends?: [[n, label,
+# ticks]]} changes cells and bars of the state with the same rev (one for a newer rev waits for that state);
 # a view message {type: "attn-view", rev, view} replaces the state (a new layout), as a change of the trait would.
 # Both come inside the readout's message (one message per update for the whole explorer); a cells message
 # also comes on its own (a heatmap used without a readout).
@@ -82,15 +94,35 @@ function paint(td, text, color, lut) {
   td.style.background = color < 0 ? "" : lut.bg[color];
 }
 
+// A scores or values bar: its label, the colormap from lo to hi, ticks at their percent of the way.
+function fillLegend(lg, bar) {
+  lg.replaceChildren(make("div", "", bar.label));
+  lg.appendChild(make("div", "bar")).style.background = "linear-gradient(to right," + bar.stops.join(",") + ")";
+  const ticks = lg.appendChild(make("div", "ticks"));
+  for (const [at, text] of bar.ticks) {
+    const span = ticks.appendChild(make("span", "", text));
+    span.style.left = at + "%";
+    span.style.transform = "translateX(-" + at + "%)";  // the end ticks stay inside the bar
+  }
+}
+
 function build(state, lut, size) {
   const view = make("div", "attn-view");
   view.style.fontSize = size + "em";
   if (state.title) view.appendChild(make("div", "attn-title", state.title));
+  const first = new Map((state.legends || []).map((bar, n) => [bar.tables[0], n]));
+  const legends = [];
+  let box = view, open = null;
   const tables = (state.tables || []).map((t, k) => {
     if (state.ncols && k && k % state.ncols === 0) {
       const br = make("div");
       br.style.cssText = "flex-basis:100%;height:0";  // a new row of panels
       view.appendChild(br);
+    }
+    if (first.has(k)) {  // a bar under this table (and the neighbours that share it)
+      open = state.legends[first.get(k)];
+      const group = view.appendChild(make("div", "attn-group"));
+      box = group.appendChild(make("div", "attn-tables"));
     }
     const table = make("table", "attn-hm");
     const caption = table.appendChild(make("caption", "", t.caption));
@@ -111,23 +143,32 @@ function build(state, lut, size) {
         cells.push(td);
       }
     });
-    view.appendChild(table);
+    box.appendChild(table);
+    if (open && open.tables[open.tables.length - 1] === k) {
+      const lg = box.parentNode.appendChild(make("div", "attn-legend own"));
+      lg.setAttribute("aria-hidden", "true");
+      fillLegend(lg, open);
+      legends.push(lg);
+      box = view;
+      open = null;
+    }
+    if (state.legend && state.legend.after === k) {
+      const lg = view.appendChild(make("div", "attn-legend"));
+      lg.setAttribute("aria-hidden", "true");
+      lg.appendChild(make("div", "", state.legend.label));
+      lg.appendChild(make("div", "bar")).style.background = "linear-gradient(to right," + state.legend.stops.join(",") + ")";
+      const ticks = lg.appendChild(make("div", "ticks"));
+      for (const s of state.legend.ticks) ticks.appendChild(make("span", "", s));
+    }
     return {caption, cells};
   });
-  if (state.legend) {
-    const lg = view.appendChild(make("div", "attn-legend"));
-    lg.setAttribute("aria-hidden", "true");
-    lg.appendChild(make("div", "", state.legend.label));
-    lg.appendChild(make("div", "bar")).style.background = "linear-gradient(to right," + state.legend.stops.join(",") + ")";
-    const ticks = lg.appendChild(make("div", "ticks"));
-    for (const s of state.legend.ticks) ticks.appendChild(make("span", "", s));
-  }
-  return {view, tables};
+  return {view, tables, legends};
 }
 
 // Change the cells of a state (the model's, so a view opened later starts from it).
 function patchState(state, msg) {
   for (const [k, text] of msg.caption) state.tables[k].caption = text;
+  for (const [n, label, ticks] of msg.legends ?? []) Object.assign(state.legends[n], {label, ticks});
   for (const [k, index, texts, colors] of msg.cells) {
     const t = state.tables[k];
     for (let n = 0; n < index.length; n++) { t.text[index[n]] = texts[n]; t.color[index[n]] = colors[n]; }
@@ -135,7 +176,7 @@ function patchState(state, msg) {
 }
 
 // Change the cells of one view on the page: only those the message names, only what differs.
-function patchView(shown, msg, lut) {
+function patchView(shown, msg, lut, state) {
   for (const [k, text] of msg.caption) {
     const caption = shown.tables[k].caption;
     if (caption.textContent !== text) caption.textContent = text;
@@ -144,6 +185,7 @@ function patchView(shown, msg, lut) {
     const cells = shown.tables[k].cells;
     for (let n = 0; n < index.length; n++) paint(cells[index[n]], texts[n], colors[n], lut);
   }
+  for (const [n] of msg.legends ?? []) fillLegend(shown.legends[n], state.legends[n]);  // patched just before
 }
 
 // Every heatmap model of the page by its key, so that one message (the readout's) can update them all.
@@ -188,7 +230,7 @@ function render({ model, el }) {
     shown = build(model.get("_view"), lut, model.get("size"));
     el.replaceChildren(shown.view);
   };
-  const onPatch = (msg) => patchView(shown, msg, lut);
+  const onPatch = (msg) => patchView(shown, msg, lut, model.get("_view"));
   const onSize = () => { shown.view.style.fontSize = model.get("size") + "em"; };
   draw();
   const entry = live.models.get(model.get("_key"));
@@ -265,21 +307,31 @@ def view_payload(view: View) -> dict:
         tables.append({"caption": p.title, "axes": axes, "cols": list(p.col_labels), "rows": list(p.row_labels),
                        "text": [t for row in p.texts() for t in row],  # (R*C,) row by row
                        "color": p.color_index().ravel().tolist()})  # (R*C,) rows of colormap_lut(), -1 = NaN/inf
-    legend = _legend() if view.legend and any(p.kind == "weights" for p in view.panels) else None
-    return {"title": view.title, "ncols": view.ncols, "legend": legend, "tables": tables}
+    legend, bars = None, []
+    bg = _lut_payload()["bg"]
+    for lg in legends(view):  # helpers.panels.legends: the same bars draw_view draws
+        if lg.kind == "weights":
+            legend = {**_legend(), "after": lg.panels[-1]}  # after the last weights table
+            continue
+        span = lg.hi - lg.lo
+        bars.append({"label": lg.label, "stops": [bg[i] for i in lg.stops()],
+                     "ticks": [[round(100 * (v - lg.lo) / span), text] for v, text in lg.ticks],  # [percent, text]
+                     "tables": list(lg.panels)})
+    return {"title": view.title, "ncols": view.ncols, "legend": legend, "legends": bars, "tables": tables}
 
 
 def _layout(payload: dict) -> tuple:
-    """Everything but the cells and captions: when it changes, the browser builds the View anew."""
-    return (payload["title"], payload["ncols"], payload["legend"] is not None,
+    """Everything but the cells, captions and a bar's label and ticks: when it changes, the browser builds anew."""
+    after = None if payload["legend"] is None else payload["legend"]["after"]
+    return (payload["title"], payload["ncols"], after, tuple(tuple(b["tables"]) for b in payload["legends"]),
             tuple((t["axes"], tuple(t["cols"]), tuple(t["rows"])) for t in payload["tables"]))
 
 
 class HeatmapView(anywidget.AnyWidget):
     """One live ``View`` (tables of coloured, numbered cells); ``.show(view)`` sends what changed.
 
-    After a change of layout the whole View goes out; else only the changed cells and captions, as a
-    cells message. ``show`` sends it itself (a new View as a change of the synced trait), or returns it
+    After a change of layout the whole View goes out; else only the changed cells and captions (and
+    the label and ticks of a colour bar whose scale moved), as a cells message. ``show`` sends it itself (a new View as a change of the synced trait), or returns it
     (``send=False``: a view or cells message) for ``Readout.update`` to carry with the explorer's other
     changes in one message. ``.sent`` is the
     size in bytes (JSON) of that View or cells message (0 if nothing changed). ``.snapshot()`` is a
@@ -335,10 +387,17 @@ class HeatmapView(anywidget.AnyWidget):
                 for i, t, c in zip(index, texts, colors, strict=True):
                     ta[i], ca[i] = t, c
                 cells.append([k, index, texts, colors])
-        if not captions and not cells:
+        bars = []
+        for n, (a, b) in enumerate(zip(old["legends"], new["legends"], strict=True)):
+            if (a["label"], a["ticks"]) != (b["label"], b["ticks"]):  # the scale moved (an auto-scaled panel)
+                a["label"], a["ticks"] = b["label"], b["ticks"]
+                bars.append([n, b["label"], b["ticks"]])
+        if not captions and not cells and not bars:
             self.sent = 0
             return None
         msg = {"type": "attn-cells", "rev": self._rev, "caption": captions, "cells": cells}
+        if bars:
+            msg["legends"] = bars
         if send:
             self.send(msg)
         self.sent = len(json.dumps(msg, separators=(",", ":")))
@@ -349,7 +408,7 @@ class HeatmapView(anywidget.AnyWidget):
         self.size = _check_size(size)
 
     def snapshot(self) -> dict:
-        """A copy of what the browser shows: title, ncols, legend and per table caption, labels, texts, colours."""
+        """A copy of what the browser shows: title, ncols, colour bars and per table caption, labels, texts, colours."""
         return copy.deepcopy(self._view)
 
     def cell_texts(self) -> list[list[str]]:

@@ -9,6 +9,12 @@ from here, so the two media cannot drift apart.
 Shape notation (as in ``helpers.attention``): ``R`` rows (queries or tokens), ``C`` columns (keys or
 features). Attention weights (``kind="weights"``) always use the fixed colour scale 0..1; scores
 and values get the range of their own finite entries unless ``vmin``/``vmax`` are given.
+
+Colour bars (``legends``): every View gets one bar for all its attention-weights panels (0..1), and
+each scores or values panel a bar of its own under it, labelled with what its numbers are
+(``Panel.legend_label``, default ``BAR_LABELS``) and ticked at its lo, middle and hi in the panel's
+own number format. Neighbours
+in a row of panels that share the scale and the label share one bar, drawn under them all.
 Importing this module builds nothing and changes nothing (no pyplot, no rcParams).
 """
 
@@ -32,6 +38,9 @@ __all__ = [
     "format_value",
     "format_matrix",
     "check_fmt",
+    "Legend",
+    "legends",
+    "legend_ticks",
     "cell_colors",
     "cell_color_index",
     "colormap_lut",
@@ -51,6 +60,7 @@ LEGEND_LABELS = {
     "scores": "score (own scale, not 0 to 1)",
     "values": "value (own scale, not 0 to 1)",
 }
+BAR_LABELS = {"scores": "score (own scale)", "values": "value (own scale)"}  # under a panel of a View
 AXIS_LABELS = {"weights": ("key", "query"), "scores": ("key", "query"), "values": ("feature", "token")}
 
 
@@ -68,6 +78,10 @@ def format_value(
     None decides per value; heatmaps pass whether the WHOLE matrix is integer, so one panel never
     mixes "12" and "12.00".
     """
+    if not isinstance(value, numbers.Real) and not (
+        isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf"
+    ):
+        raise TypeError(f"value must be a real number (a cell of the matrix), got {value!r} ({type(value).__name__})")
     v = float(value)
     if math.isnan(v):
         return "nan"
@@ -200,6 +214,7 @@ class Panel:
     fmt: str | Callable[[float], str] | None = None
     vmin: float | None = None
     vmax: float | None = None
+    legend_label: str | None = None  # what its colour bar says the numbers are (scores/values; default BAR_LABELS)
 
     def __post_init__(self) -> None:
         if isinstance(self.matrix, (str, bytes)):
@@ -215,6 +230,12 @@ class Panel:
         if not isinstance(self.title, str):
             raise TypeError(f"title must be a string, got {type(self.title).__name__}")
         check_fmt(self.fmt)
+        if self.legend_label is not None:
+            if not isinstance(self.legend_label, str):
+                raise TypeError(f"legend_label must be a string or None, got {type(self.legend_label).__name__}")
+            if self.kind == "weights":
+                raise ValueError(f"legend_label is for scores and values panels; the attention weights of panel "
+                                 f"{self.title!r} share the fixed bar {LEGEND_LABELS['weights']!r}")
         for name, v in (("vmin", self.vmin), ("vmax", self.vmax)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v)):
                 raise TypeError(f"{name} must be a finite real number or None, got {v!r}")
@@ -239,6 +260,13 @@ class Panel:
     def limits(self) -> tuple[float, float]:
         """The colour scale (lo, hi) this panel is drawn on."""
         return limits(self.matrix, self.kind, self.vmin, self.vmax)
+
+    @property
+    def label(self) -> str:
+        """What this panel's colour bar says its numbers are."""
+        if self.legend_label is not None:
+            return self.legend_label
+        return LEGEND_LABELS["weights"] if self.kind == "weights" else BAR_LABELS[self.kind]
 
     def texts(self) -> list[list[str]]:
         """The text of every cell, row by row."""
@@ -281,6 +309,87 @@ class View:
         if self.ncols is not None and (isinstance(self.ncols, bool) or not isinstance(self.ncols, numbers.Integral)
                                        or self.ncols < 1):
             raise ValueError(f"ncols must be a positive integer or None, got {self.ncols!r}")
+
+
+# --------------------------------------------------------------------------- colour bars
+
+
+@dataclass(frozen=True)
+class Legend:
+    """One colour bar: its label, its scale lo..hi, its ticks (value, text) and the panels it serves (indices)."""
+
+    kind: str
+    label: str
+    lo: float
+    hi: float
+    ticks: tuple[tuple[float, str], ...]
+    panels: tuple[int, ...]
+
+    def stops(self, n: int = 11) -> list[int]:
+        """Rows of ``colormap_lut()`` at n evenly spaced values from lo to hi: the bar's colours, left to right.
+
+        Taken at the fractions 0, 1/(n-1), ..., 1 of the way from lo to hi, so float rounding of lo + f·(hi − lo)
+        never picks a neighbouring row: every bar shows the whole colormap, lo at its left end."""
+        return cell_color_index(np.linspace(0.0, 1.0, n)[None, :], 0.0, 1.0)[0].tolist()  # (n,)
+
+
+WEIGHT_TICKS = ((0.0, "0"), (0.5, "0.5"), (1.0, "1"))
+
+
+def legend_ticks(lo: float, hi: float, fmt: str | Callable[[float], str] | None = None, *,
+                 integer: bool = False, middle: bool = True) -> tuple[tuple[float, str], ...]:
+    """Ticks of a bar on lo..hi: lo, the middle and hi, printed as the panel prints a cell.
+
+    ``integer``: the panel holds only integers (its cells print "12", not "12.000"); the ticks print so
+    too when they are integers. The middle is left out when ``middle`` is False (a bar one cell wide) or
+    when the panel holds only integers and the middle is not one (a 0/1 mask gets "0" and "1")."""
+    values = [lo, (lo + hi) / 2, hi]
+    if not middle or (integer and values[1] != round(values[1])):
+        values = [lo, hi]
+    integer = integer and all(v == round(v) for v in values)  # limits padded around a constant: 0.5 .. 1.5
+    return tuple((v, format_value(v, fmt, integer=integer)) for v in values)
+
+
+def _is_integer(matrix: np.ndarray) -> bool:
+    finite = matrix[np.isfinite(matrix)]
+    return bool(np.all(finite == np.round(finite)))
+
+
+def legends(view: View) -> list[Legend]:
+    """The colour bars of ``view`` (none if ``view.legend`` is False), in the order of their last panels.
+
+    One bar serves every attention-weights panel (fixed 0..1). Each scores or values panel gets its own
+    bar, except that neighbours in one row of panels with the same scale, label and ticks share one."""
+    if not view.legend:
+        return []
+    out: list[Legend] = []
+    weights = tuple(k for k, p in enumerate(view.panels) if p.kind == "weights")
+    n = view.ncols or len(view.panels)
+    group: list[int] = []
+    key = None
+
+    def close() -> None:
+        if group:
+            kind, label, lo, hi, ticks = key
+            out.append(Legend(kind, label, lo, hi, ticks, tuple(group)))
+
+    for k, p in enumerate(view.panels):
+        if p.kind == "weights":
+            close()
+            group, key = [], None
+            if k == weights[-1]:
+                out.append(Legend("weights", LEGEND_LABELS["weights"], 0.0, 1.0, WEIGHT_TICKS, weights))
+            continue
+        lo, hi = p.limits
+        ticks = legend_ticks(lo, hi, p.fmt, integer=_is_integer(p.matrix), middle=p.matrix.shape[1] > 1)
+        new = (p.kind, p.label, lo, hi, ticks)
+        if group and new == key and k % n:  # the same scale, beside the last one in the same row of panels
+            group.append(k)
+            continue
+        close()
+        group, key = [k], new
+    close()
+    return out
 
 
 # --------------------------------------------------------------------------- the step view

@@ -9,7 +9,9 @@ Conventions every figure here follows:
 * attention weights (``kind="weights"``) always use the fixed colour scale 0..1, never auto-scaled,
   so two frames or two heads can be compared by colour;
 * scores and values (``kind="scores"`` / ``kind="values"``) get their own scale, and the colour bar
-  says so; pass ``vmin`` / ``vmax`` to keep several frames comparable;
+  says so; pass ``vmin`` / ``vmax`` to keep several frames comparable; in a View (``draw_view``) each
+  gets a horizontal bar under it (``helpers.panels.legends``: shared by neighbours on one scale), ticked
+  at its lo, middle and hi as the cells print numbers, while the attention weights share one bar 0..1;
 * every cell prints its value (``format_value``), in black or white depending on the luminance of
   the cell colour; NaN and ±inf cells are drawn grey and hatched and print "nan" / "inf";
 * one colour-blind-safe colormap, ``CMAP`` (viridis), for every heatmap.
@@ -47,6 +49,7 @@ from helpers.panels import (
     check_fmt,
     format_matrix,
     format_value,
+    legends,
     step_panels,
     text_colors,
 )
@@ -525,15 +528,51 @@ def plain_figure(figsize: tuple[float, float], *, dpi: int = DPI) -> Figure:
     return fig
 
 
+def _cell_inches(view: View) -> float:
+    return 0.45 if max(max(p.matrix.shape) for p in view.panels) <= 4 else 0.4
+
+
+def _bar_label(label: str, columns: int, cell: float) -> str:
+    """A bar's label, wrapped to about the width of the panels above it (at least 10 characters a line)."""
+    import textwrap
+
+    chars = max(10, int((columns * cell + 0.3) * 72 / (0.55 * _BAR_FONT)))  # characters across the bar and a gap
+    return textwrap.fill(label, chars, break_long_words=False)
+
+
+_BAR_FONT = 7  # points: a bar's label and ticks
+
+
+def _span(axes: list[Axes]):
+    """An axes locator: the height the layout gave the bar, the width of the images of ``axes`` (computed at draw)."""
+    from matplotlib.transforms import Bbox
+
+    def locate(cax: Axes, renderer: object) -> Bbox:
+        for a in axes:
+            a.apply_aspect()  # the image's own box (aspect equal), not the layout's cell
+        boxes = [a.get_position() for a in axes]  # figure fractions
+        own = cax.get_position(original=True)  # where the layout put the bar's row
+        return Bbox.from_extents(min(b.x0 for b in boxes), own.y0, max(b.x1 for b in boxes), own.y1)
+
+    return locate
+
+
 def view_size(view: View) -> tuple[float, float]:
-    """The figsize ``draw_view`` picks: 0.45 inch per cell, panels in rows of ``view.ncols``."""
+    """The figsize ``draw_view`` picks: 0.45 inch per cell, panels in rows of ``view.ncols``, room for the bars."""
     if not isinstance(view, View):
         raise TypeError(f"view must be a helpers.panels.View, got {type(view).__name__}")
     rows = _view_rows(view)
-    cell = 0.45 if max(max(p.matrix.shape) for p in view.panels) <= 4 else 0.4
+    cell = _cell_inches(view)
+    bars = [lg for lg in legends(view) if lg.kind != "weights"]
     width = max(sum(p.matrix.shape[1] * cell + 0.45 for p in r) for r in rows) + 0.6
-    width += 1.0 if any(p.kind == "weights" for p in view.panels) and view.legend else 0
-    height = sum(max(p.matrix.shape[0] for p in r) * cell + 0.95 for r in rows) + (0.3 if view.title else 0)
+    width += 1.0 if any(lg.kind == "weights" for lg in legends(view)) else 0
+    height = (0.3 if view.title else 0)
+    n = view.ncols or len(view.panels)
+    for k, r in enumerate(rows):
+        height += max(p.matrix.shape[0] for p in r) * cell + 0.95
+        lines = [_bar_label(lg.label, sum(view.panels[i].matrix.shape[1] for i in lg.panels), cell).count("\n") + 1
+                 for lg in bars if lg.panels[0] // n == k]
+        height += 0.45 + 0.13 * max(lines) if lines else 0  # the bar, its ticks and its label under the row
     return round(width, 1), round(height, 1)
 
 
@@ -558,12 +597,20 @@ def draw_view(view: View, *, fig: Figure | None = None, managed: bool = True) ->
     rows = _view_rows(view)
     hosts = list(fig.subfigures(len(rows), 1)) if len(rows) > 1 else [fig]
     width = max(sum(p.matrix.shape[1] + 1 for p in r) for r in rows)
-    handles = []
-    for host, row in zip(hosts, rows, strict=True):
+    bars = [lg for lg in legends(view) if lg.kind != "weights"]
+    n, cell = view.ncols or len(view.panels), _cell_inches(view)
+    handles, bar_axes, low = [], [], []
+    for r, (host, row) in enumerate(zip(hosts, rows, strict=True)):
         used = sum(p.matrix.shape[1] + 1 for p in row)
         if len(rows) > 1 and used < width - 0.5:  # a shorter row keeps the cell size; its rest stays empty
             host = host.subfigures(1, 2, width_ratios=[used, width - used])[0]
-        axes = np.atleast_1d(host.subplots(1, len(row), width_ratios=[p.matrix.shape[1] for p in row]))
+        below = [lg for lg in bars if lg.panels[0] // n == r]  # the bars under this row's panels
+        grid = host.add_gridspec(2 if below else 1, len(row), width_ratios=[p.matrix.shape[1] for p in row],
+                                 height_ratios=[max(p.matrix.shape[0] for p in row) * cell, 0.11] if below else None)
+        axes = [host.add_subplot(grid[0, c]) for c in range(len(row))]
+        for lg in below:  # a bar spans the grid columns of its panels; _span trims it to their images
+            c0, c1 = lg.panels[0] - r * n, lg.panels[-1] - r * n
+            bar_axes.append(host.add_subplot(grid[1, c0 : c1 + 1]))
         for c, (p, ax) in enumerate(zip(row, axes, strict=True)):
             hm = heatmap(p.matrix, ax, row_labels=p.row_labels, col_labels=p.col_labels, title=p.title, kind=p.kind,
                          fmt=p.fmt, vmin=p.vmin if p.kind != "weights" else None,
@@ -571,12 +618,25 @@ def draw_view(view: View, *, fig: Figure | None = None, managed: bool = True) ->
                          ylabel=p.ylabel if c == 0 else "", fontsize=8 if max(p.matrix.shape) <= 4 else 7)
             hm.ax.title.set_fontsize(8)
             handles.append(hm)
-    weights = [h for h in handles if h.kind == "weights"]
-    if weights and view.legend:
-        cbar = fig.colorbar(weights[0].im, ax=[h.ax for h in weights], shrink=0.9, fraction=0.05)
-        cbar.set_label(_CBAR_LABELS["weights"], fontsize=7)
-        cbar.ax.tick_params(labelsize=7)
-        cbar.set_ticks([0, 0.25, 0.5, 0.75, 1])
+            if below:
+                low.append(hm.ax)
+    for lg in legends(view):
+        if lg.kind == "weights":
+            weights = [handles[k] for k in lg.panels]
+            cbar = fig.colorbar(weights[0].im, ax=[h.ax for h in weights], shrink=0.9, fraction=0.05)
+            cbar.set_label(_CBAR_LABELS["weights"], fontsize=7)
+            cbar.ax.tick_params(labelsize=7)
+            cbar.set_ticks([0, 0.25, 0.5, 0.75, 1])
+    for ax in low:  # in a row with bars (after the weights' bar, which anchors its panels at the middle right)
+        ax.set_anchor("S")  # any room the layout leaves goes above a panel, not between it and its bar
+    for lg, cax in zip(bars, bar_axes, strict=True):  # a scores or values bar under its panel(s)
+        cax.set_axes_locator(_span([handles[k].ax for k in lg.panels]))
+        cbar = fig.colorbar(handles[lg.panels[0]].im, cax=cax, orientation="horizontal")
+        cbar.set_ticks([v for v, _ in lg.ticks], labels=[t for _, t in lg.ticks])
+        cbar.set_label(_bar_label(lg.label, sum(handles[k].shape[1] for k in lg.panels), cell), fontsize=_BAR_FONT,
+                       labelpad=1)
+        cbar.ax.tick_params(labelsize=_BAR_FONT, length=2, pad=1)
+        cbar.outline.set_linewidth(0.5)
     if view.title:
         fig.suptitle(view.title, fontsize=9)
     return fig

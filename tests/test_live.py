@@ -618,6 +618,8 @@ class _Wire:
         for k, index, texts, colors in msg["cells"]:
             for i, t, c in zip(index, texts, colors, strict=True):
                 state["tables"][k]["text"][i], state["tables"][k]["color"][i] = t, c
+        for n, label, ticks in msg.get("legends", []):  # a colour bar whose scale moved
+            state["legends"][n]["label"], state["legends"][n]["ticks"] = label, ticks
 
     def take(self) -> list[tuple]:
         out, self.sent = self.sent, []
