@@ -743,3 +743,58 @@ def test_no_html_string_path_remains():
         src = path.read_text()
         for word in ("view_html", "panel_html", 'class="attn-hm"', "class='attn-hm'", "class=\\\"attn-hm"):
             assert word not in src, f"{word} is back in {path.name}: live heatmaps send numbers and texts, not markup"
+
+
+# --------------------------------------------------------------------------- colour bars of scores and values
+
+
+def test_a_values_panel_gets_its_own_bar_in_the_payload_with_the_colormap_and_ticks():
+    import matplotlib as mpl
+
+    loss = P.Panel(np.array([[0.5, 2.0, 1.0]]), "loss", kind="values", vmin=0.0, vmax=3.0, legend_label="loss")
+    payload = view_payload(P.View([loss]))
+    assert payload["legend"] is None  # no attention weights: no 0..1 bar that the loss could be read on
+    (bar,) = payload["legends"]
+    assert bar["label"] == "loss" and bar["tables"] == [0]
+    assert bar["ticks"] == [[0, "0"], [50, "1.500"], [100, "3.000"]]  # [percent of the way, text] at 0, 1.5, 3
+    want = mpl.colormaps[P.CMAP](np.linspace(0, 1, 11), bytes=True)[:, :3]  # the colormap from vmin to vmax
+    assert bar["stops"] == [f"#{r:02x}{g:02x}{b:02x}" for r, g, b in want.tolist()]
+    mixed = view_payload(P.View([P.Panel(np.full((2, 2), 0.5), "w"), loss]))
+    assert mixed["legend"]["after"] == 0 and [b["tables"] for b in mixed["legends"]] == [[1]]
+    assert {k: v for k, v in mixed["legend"].items() if k != "after"} == payload_weights_legend()
+    assert _only_numbers_and_texts(payload["legends"])  # numbers and texts, no markup
+
+
+def payload_weights_legend() -> dict:
+    """The attention weights' bar as it always was: its label, 11 stops from 0 to 1, ticks 0, 0.5, 1."""
+    lut = HeatmapView()._lut["bg"]
+    stops = P.cell_color_index(np.linspace(0, 1, 11)[None, :], 0.0, 1.0)[0]
+    return {"label": P.LEGEND_LABELS["weights"], "stops": [lut[i] for i in stops], "ticks": ["0", "0.5", "1"]}
+
+
+def test_a_moving_scale_sends_the_bars_new_ticks_and_a_new_bar_is_a_new_layout():
+    panel = lambda m, **kw: P.Panel(np.array(m, dtype=float), "v", kind="values", **kw)  # noqa: E731
+    view = HeatmapView(P.View([panel([[0, 1, 2]]), panel([[0, 1, 2]])]))  # one scale: one bar under both
+    assert [b["tables"] for b in view.snapshot()["legends"]] == [[0, 1]]
+    rev = view.snapshot()["rev"]
+    msg = view.show(P.View([panel([[0, 1, 4]]), panel([[0, 1, 4]])]), send=False)  # the scale moved: 0..4
+    assert msg["type"] == "attn-cells" and msg["legends"] == [[0, "value (own scale)", [[0, "0"], [50, "2"], [100, "4"]]]]
+    assert view.snapshot()["legends"][0]["ticks"] == [[0, "0"], [50, "2"], [100, "4"]]
+    same = view.show(P.View([panel([[0, 1, 4]]), panel([[0, 1, 4]])]), send=False)
+    assert same is None  # nothing moved: nothing sent
+    msg = view.show(P.View([panel([[0, 1, 4]]), panel([[0, 1, 2]])]), send=False)  # two scales now: two bars
+    assert msg["type"] == "attn-view" and msg["rev"] == rev + 1
+    assert [b["tables"] for b in msg["view"]["legends"]] == [[0], [1]]
+    msg = view.show(P.View([panel([[0, 1, 4]]), panel([[0, 1, 2]])], legend=False), send=False)  # the bars go
+    assert msg["type"] == "attn-view" and msg["view"]["legends"] == [] and msg["view"]["legend"] is None
+    msg = view.show(P.View([panel([[0, 1, 4]]), panel([[0, 1, 2]])]), send=False)  # and come back
+    assert msg["type"] == "attn-view" and len(msg["view"]["legends"]) == 2
+    w = P.Panel(np.array([[0.5, 0.5]]), "w")
+    view = HeatmapView(P.View([w]))
+    assert view.show(P.View([w], legend=False), send=False)["type"] == "attn-view"  # the weights' bar goes
+
+
+def test_the_browser_module_draws_the_bars_it_is_sent():
+    assert "attn-legend own" in _ESM and "attn-group" in _ESM and 'setAttribute("aria-hidden", "true")' in _ESM
+    assert "msg.legends" in _ESM  # a cells message may move a bar's ticks
+    assert "fillLegend(shown.legends[n], state.legends[n])" in _ESM

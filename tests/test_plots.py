@@ -361,3 +361,81 @@ def test_the_limits_leave_room_for_what_the_notebooks_draw():
     hm = P.heatmap(np.zeros((3, 3)), figsize=(14.5, 3.6), fontsize=9)  # 07's widest grid; a (100, 100) matrix is allowed
     assert tuple(hm.fig.get_size_inches()) == (14.5, 3.6)
     assert tuple(P.plain_figure((11.69, 8.27), dpi=2 * P.DPI).get_size_inches()) == (11.69, 8.27)  # the formula card
+
+
+# --------------------------------------------------------------------------- colour bars of scores and values
+
+
+def _bars(fig):
+    """The horizontal colour bars of a drawn View (a colorbar's axes hold no image of a panel)."""
+    return [ax for ax in fig.axes if hasattr(ax, "_colorbar") and ax._colorbar.orientation == "horizontal"]
+
+
+def test_a_values_panel_gets_its_bar_under_it_with_its_scale_ticks_and_label():
+    from helpers.panels import Panel, View, legends
+
+    loss = Panel(np.array([[1.864, 1.822, 2.766, 2.27]]), "loss at each position", kind="values", vmin=0.0, vmax=3.0,
+                 legend_label="loss (same scale at every step)")
+    w = Panel(_weights_001(), "attention weights")
+    view = View([w, loss])
+    fig = P.draw_view(view, managed=False)
+    fig.canvas.draw()
+    (cax,) = _bars(fig)
+    cbar = cax._colorbar
+    assert (cbar.norm.vmin, cbar.norm.vmax) == (0.0, 3.0) and cbar.cmap.name.startswith(P.CMAP)
+    (bar,) = [lg for lg in legends(view) if lg.kind == "values"]
+    assert [t.get_text() for t in cax.get_xticklabels()] == [t for _, t in bar.ticks] == ["0", "1.500", "3.000"]
+    np.testing.assert_allclose(cax.get_xticks(), [0.0, 1.5, 3.0])
+    assert cax.get_xlabel() == "loss (same scale at every step)"
+    vertical = [ax for ax in fig.axes if hasattr(ax, "_colorbar") and ax._colorbar.orientation == "vertical"]
+    assert len(vertical) == 1 and vertical[0]._colorbar.norm.vmax == 1.0  # the weights' bar stays as it was
+    panel_ax = [ax for ax in fig.axes if ax.images and ax.get_title() == "loss at each position"][0]
+    r = fig.canvas.get_renderer()
+    under = panel_ax.xaxis.get_tightbbox(r)  # the panel's tick labels and x label
+    box, img = cax.get_window_extent(r), panel_ax.get_window_extent(r)
+    assert box.y1 < under.y0  # under the panel and its labels, not over them
+    assert box.x0 == pytest.approx(img.x0, abs=1) and box.x1 == pytest.approx(img.x1, abs=1)  # as wide as it
+    # the bar's pixels are the colormap at lo..hi: sample it left to right
+    buf = np.asarray(fig.canvas.buffer_rgba())  # (H, W, 4)
+    H = buf.shape[0]
+    y = int(round(H - (box.y0 + box.y1) / 2))
+    lut = helpers.panels.colormap_lut()[:, :3].astype(int)  # (256, 3)
+    for f in (0.05, 0.3, 0.5, 0.7, 0.95):
+        x = int(round(box.x0 + f * box.width))
+        row = int(np.abs(lut - buf[y, x, :3].astype(int)).sum(axis=1).argmin())  # the nearest colour of the table
+        assert abs(row - f * 255) <= 3, f"at {f} of the bar: colour row {row}"
+
+
+def test_neighbours_on_one_scale_share_one_bar_spanning_them_and_legend_false_draws_none():
+    from helpers.panels import Panel, View
+
+    rng = np.random.default_rng(0)
+    K = [Panel(rng.normal(size=(4, 2)), f"K, kv {j}", kind="values", vmin=-3.0, vmax=3.0) for j in (1, 2)]
+    V = [Panel(rng.normal(size=(4, 2)), f"V, kv {j}", kind="values", vmin=-2.0, vmax=2.5) for j in (1, 2)]
+    fig = P.draw_view(View([*K, *V], "the cache"), managed=False)
+    fig.canvas.draw()
+    bars = _bars(fig)
+    assert [(b._colorbar.norm.vmin, b._colorbar.norm.vmax) for b in bars] == [(-3.0, 3.0), (-2.0, 2.5)]
+    r = fig.canvas.get_renderer()
+    panels = [ax.get_window_extent(r) for ax in fig.axes if ax.images]  # K1, K2, V1, V2
+    k_bar = bars[0].get_window_extent(r)
+    assert k_bar.x0 == pytest.approx(panels[0].x0, abs=1) and k_bar.x1 == pytest.approx(panels[1].x1, abs=1)
+    assert bars[1].get_window_extent(r).x0 > panels[1].x1  # the V bar starts under V1, not under the K panels
+    assert _bars(P.draw_view(View([*K, *V], legend=False), managed=False)) == []
+
+
+def test_step_view_has_a_bar_under_every_panel_but_the_attention_weights():
+    Q, K, V = helpers.project_qkv(E.T001_X, E.T001_WQ, E.T001_WK, E.T001_WV)
+    steps = helpers.attention_steps(Q, K, V)
+    fig = P.step_view(steps, TOKENS)
+    fig.canvas.draw()
+    bars = _bars(fig)
+    assert len(bars) == 6  # scores, scaled, shifted, exp, row sums, output; the weights keep the 0..1 bar
+    for bar, key in zip(bars, ("scores", "scaled", "shifted", "exp", "row_sums", "output"), strict=True):
+        assert (bar._colorbar.norm.vmin, bar._colorbar.norm.vmax) == (steps[key].min(), steps[key].max())
+    texts = [b.get_xlabel() for b in bars]
+    assert texts[:4] == ["value (own scale)"] * 4
+    r = fig.canvas.get_renderer()
+    boxes = [b.get_tightbbox(r) for b in bars]  # bars, ticks and labels never overlap each other
+    for a, b in zip(boxes, boxes[1:], strict=False):
+        assert a.x1 <= b.x0 + 1
