@@ -664,6 +664,7 @@ _JS_IN_PLACE = """root => {
     const node = r.target.nodeType === Node.TEXT_NODE ? r.target.parentNode : r.target;
     if (node.tagName === 'TD' && node.__attnMark !== undefined) touched.add(node.__attnMark);
     else if (node.tagName === 'CAPTION') continue;  // a caption that says what changed (m = 0.25)
+    else if (node.closest('.attn-legend.own')) continue;  // the ticks of a colour bar whose scale moved
     else other.add(node.tagName + '.' + node.className + ' (' + r.type + ')');
   }
   return {
