@@ -19,6 +19,8 @@ export JUPYTER_PATH := $(CURDIR)/jupyter-config
 # JupyterLab refuses to run as root unless told; pass the flag only when we are root.
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
+# pytest-xdist: one worker per core; a notebook's cells run in order in one worker (--dist loadfile).
+PARALLEL := -n auto --dist loadfile
 
 .PHONY: help setup lab notebook present html test test-ui test-lowest bench images screenshots notebooks student clean
 
@@ -74,20 +76,20 @@ html: $(STAMP)
 # The notebooks are stored with inline-backend figures; a user's MPLBACKEND would change them.
 test: $(STAMP)
 	$(BIN)/ruff check helpers tests notebooks
-	env -u MPLBACKEND $(BIN)/python -m pytest -m "not ui" $(NBVAL) tests notebooks
+	env -u MPLBACKEND $(BIN)/python -m pytest -m "not ui" $(PARALLEL) $(NBVAL) tests notebooks
 	@$(MAKE) --no-print-directory test-simd
 
 # NumPy and OpenBLAS pick their kernels by CPU, so last digits can differ between machines. Run every
 # notebook again with this CPU's widest kernels switched off (AVX-512, then AVX2), as an older CPU would.
 test-simd: $(STAMP)
-	env -u MPLBACKEND $(BIN)/python tests/tools/simd.py -- $(BIN)/python -m pytest -q -m "not ui" $(NBVAL) notebooks
+	env -u MPLBACKEND $(BIN)/python tests/tools/simd.py -- $(BIN)/python -m pytest -q -m "not ui" $(PARALLEL) $(NBVAL) notebooks
 
 # The versions we claim are the versions we test: uv installs the lowest versions pyproject.toml allows.
 test-lowest:
 	$(PYTHON) -m venv $(LOWEST)
 	$(LOWEST)/bin/python -m pip install --quiet uv
 	$(LOWEST)/bin/uv pip install --quiet --python $(LOWEST)/bin/python --resolution lowest-direct -e '.[test]'
-	env -u MPLBACKEND $(LOWEST)/bin/python -m pytest -m "not ui" $(NBVAL) tests notebooks
+	env -u MPLBACKEND $(LOWEST)/bin/python -m pytest -m "not ui" $(PARALLEL) $(NBVAL) tests notebooks
 
 test-ui: $(STAMP)
 	$(BIN)/python -m pytest -m ui tests/ui
