@@ -12,9 +12,9 @@ and values get the range of their own finite entries unless ``vmin``/``vmax`` ar
 
 Colour bars (``legends``): every View gets one bar for all its attention-weights panels (0..1), and
 each scores or values panel a bar of its own under it, labelled with what its numbers are
-(``Panel.legend_label``, default ``BAR_LABELS``) and ticked at its lo, middle and hi in the panel's
-own number format. Neighbours
-in a row of panels that share the scale and the label share one bar, drawn under them all.
+(``Panel.legend_label``, default ``BAR_LABELS``) and ticked at its lo, middle (under 3 columns or more)
+and hi in the panel's own number format. Neighbours in a row of panels that share the scale, the label
+and the format share one bar, drawn under them all.
 Importing this module builds nothing and changes nothing (no pyplot, no rcParams).
 """
 
@@ -341,8 +341,8 @@ def legend_ticks(lo: float, hi: float, fmt: str | Callable[[float], str] | None 
     """Ticks of a bar on lo..hi: lo, the middle and hi, printed as the panel prints a cell.
 
     ``integer``: the panel holds only integers (its cells print "12", not "12.000"); the ticks print so
-    too when they are integers. The middle is left out when ``middle`` is False (a bar one cell wide) or
-    when the panel holds only integers and the middle is not one (a 0/1 mask gets "0" and "1")."""
+    too when they are integers. The middle is left out when ``middle`` is False (a bar under fewer than
+    3 columns) or when the panel holds only integers and the middle is not one (a 0/1 mask: "0", "1")."""
     values = [lo, (lo + hi) / 2, hi]
     if not middle or (integer and values[1] != round(values[1])):
         values = [lo, hi]
@@ -359,18 +359,21 @@ def legends(view: View) -> list[Legend]:
     """The colour bars of ``view`` (none if ``view.legend`` is False), in the order of their last panels.
 
     One bar serves every attention-weights panel (fixed 0..1). Each scores or values panel gets its own
-    bar, except that neighbours in one row of panels with the same scale, label and ticks share one."""
+    bar, except that neighbours in one row of panels with the same scale, label and number format share
+    one. A bar under fewer than 3 columns of cells is ticked at its two ends only (3 numbers would collide)."""
     if not view.legend:
         return []
     out: list[Legend] = []
     weights = tuple(k for k, p in enumerate(view.panels) if p.kind == "weights")
     n = view.ncols or len(view.panels)
     group: list[int] = []
-    key = None
+    key: tuple | None = None
 
     def close() -> None:
         if group:
-            kind, label, lo, hi, ticks = key
+            kind, label, lo, hi, fmt, integer = key
+            columns = sum(view.panels[k].matrix.shape[1] for k in group)
+            ticks = legend_ticks(lo, hi, fmt, integer=integer, middle=columns >= 3)
             out.append(Legend(kind, label, lo, hi, ticks, tuple(group)))
 
     for k, p in enumerate(view.panels):
@@ -380,9 +383,7 @@ def legends(view: View) -> list[Legend]:
             if k == weights[-1]:
                 out.append(Legend("weights", LEGEND_LABELS["weights"], 0.0, 1.0, WEIGHT_TICKS, weights))
             continue
-        lo, hi = p.limits
-        ticks = legend_ticks(lo, hi, p.fmt, integer=_is_integer(p.matrix), middle=p.matrix.shape[1] > 1)
-        new = (p.kind, p.label, lo, hi, ticks)
+        new = (p.kind, p.label, *p.limits, p.fmt, _is_integer(p.matrix))
         if group and new == key and k % n:  # the same scale, beside the last one in the same row of panels
             group.append(k)
             continue

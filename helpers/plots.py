@@ -557,6 +557,22 @@ def _span(axes: list[Axes]):
     return locate
 
 
+def _beside(axes: list[Axes], shrink: float = 1.0):
+    """An axes locator: the width the layout gave a vertical bar, ``shrink`` of the height of the images of ``axes``."""
+    from matplotlib.transforms import Bbox
+
+    def locate(cax: Axes, renderer: object) -> Bbox:
+        for a in axes:
+            a.apply_aspect()
+        boxes = [a.get_position() for a in axes]  # figure fractions
+        lo, hi = min(b.y0 for b in boxes), max(b.y1 for b in boxes)
+        pad = (hi - lo) * (1 - shrink) / 2
+        own = cax.get_position(original=True)
+        return Bbox.from_extents(own.x0, lo + pad, own.x1, hi - pad)
+
+    return locate
+
+
 def view_size(view: View) -> tuple[float, float]:
     """The figsize ``draw_view`` picks: 0.45 inch per cell, panels in rows of ``view.ncols``, room for the bars."""
     if not isinstance(view, View):
@@ -572,7 +588,7 @@ def view_size(view: View) -> tuple[float, float]:
         height += max(p.matrix.shape[0] for p in r) * cell + 0.95
         lines = [_bar_label(lg.label, sum(view.panels[i].matrix.shape[1] for i in lg.panels), cell).count("\n") + 1
                  for lg in bars if lg.panels[0] // n == k]
-        height += 0.45 + 0.13 * max(lines) if lines else 0  # the bar, its ticks and its label under the row
+        height += 0.55 + 0.13 * max(lines) if lines else 0  # the bar, its ticks and its label under the row
     return round(width, 1), round(height, 1)
 
 
@@ -627,14 +643,20 @@ def draw_view(view: View, *, fig: Figure | None = None, managed: bool = True) ->
             cbar.set_label(_CBAR_LABELS["weights"], fontsize=7)
             cbar.ax.tick_params(labelsize=7)
             cbar.set_ticks([0, 0.25, 0.5, 0.75, 1])
+            if all(h.ax in low for h in weights):  # panels sit low in a row with bars: the bar beside them, not above
+                cbar.ax.set_axes_locator(_beside([h.ax for h in weights]))
     for ax in low:  # in a row with bars (after the weights' bar, which anchors its panels at the middle right)
         ax.set_anchor("S")  # any room the layout leaves goes above a panel, not between it and its bar
     for lg, cax in zip(bars, bar_axes, strict=True):  # a scores or values bar under its panel(s)
         cax.set_axes_locator(_span([handles[k].ax for k in lg.panels]))
         cbar = fig.colorbar(handles[lg.panels[0]].im, cax=cax, orientation="horizontal")
         cbar.set_ticks([v for v, _ in lg.ticks], labels=[t for _, t in lg.ticks])
-        cbar.set_label(_bar_label(lg.label, sum(handles[k].shape[1] for k in lg.panels), cell), fontsize=_BAR_FONT,
-                       labelpad=1)
+        columns = sum(handles[k].shape[1] for k in lg.panels)
+        if columns > 1:  # the end ticks inside the bar (as in the browser), not out over the gap to the next panel
+            first, *_, last = cax.get_xticklabels()
+            first.set_horizontalalignment("left")
+            last.set_horizontalalignment("right")
+        cbar.set_label(_bar_label(lg.label, columns, cell), fontsize=_BAR_FONT, labelpad=1)
         cbar.ax.tick_params(labelsize=_BAR_FONT, length=2, pad=1)
         cbar.outline.set_linewidth(0.5)
     if view.title:

@@ -96,3 +96,10 @@ def test_a_legend_label_must_be_text_and_is_for_scores_and_values():
         P.Panel(np.eye(2), "v", kind="values", legend_label=3)
     with pytest.raises(ValueError, match="legend_label is for scores and values panels"):
         P.Panel(np.eye(2), "w", legend_label="weights of layer 2")
+
+
+def test_a_bar_under_fewer_than_3_columns_is_ticked_at_its_ends_only():
+    (narrow,) = P.legends(P.View([_values((0.0, 2.0), cols=2)]))
+    assert narrow.ticks == ((0.0, "0"), (2.0, "2.000"))  # "1.000" between them would collide in 2 cells
+    (shared,) = P.legends(P.View([_values((0.0, 2.0), "K1", cols=2), _values((0.0, 2.0), "K2", cols=2)]))
+    assert shared.panels == (0, 1) and shared.ticks == ((0.0, "0"), (1.0, "1.000"), (2.0, "2.000"))

@@ -439,3 +439,6 @@ def test_step_view_has_a_bar_under_every_panel_but_the_attention_weights():
     boxes = [b.get_tightbbox(r) for b in bars]  # bars, ticks and labels never overlap each other
     for a, b in zip(boxes, boxes[1:], strict=False):
         assert a.x1 <= b.x0 + 1
+    (weights_bar,) = [ax for ax in fig.axes if hasattr(ax, "_colorbar") and ax._colorbar.orientation == "vertical"]
+    panel6, wbar = _panel_axes(fig)[5].get_window_extent(r), weights_bar.get_window_extent(r)
+    assert panel6.y0 - 1 <= wbar.y0 and wbar.y1 <= panel6.y1 + 1  # beside panel 6, not reaching over its title
