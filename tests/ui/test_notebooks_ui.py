@@ -1,8 +1,8 @@
 """Every notebook runs clean in JupyterLab and in Jupyter Notebook 7, and every explorer answers a slider
 move correctly in both.
 
-For each client (test ids `lab`, `notebook`) and each notebook under notebooks/ (solutions included, found
-by glob), in headless Chromium: Edit > Clear Outputs of All Cells, Run > Run All Cells, wait for the
+For each client (test ids `lab`, `notebook`) and each notebook under notebooks/ (found by glob; the worked
+solutions in JupyterLab only, see conftest.py), in headless Chromium: Edit > Clear Outputs of All Cells, Run > Run All Cells, wait for the
 kernel, then
 - no error output, every widget rendered as a widget (not as text), every heatmap shows its tables;
 - for each `.attn-explorer`: press an arrow key on a slider handle; the numbers printed in the heatmap
