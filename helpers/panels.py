@@ -78,8 +78,10 @@ def format_value(
     None decides per value; heatmaps pass whether the WHOLE matrix is integer, so one panel never
     mixes "12" and "12.00".
     """
-    if not isinstance(value, numbers.Real) and not (
-        isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf"
+    if type(value) is not float and (  # a cell of format_matrix: skip the slower checks below
+        isinstance(value, bool)
+        or (not isinstance(value, numbers.Real)
+            and not (isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf"))
     ):
         raise TypeError(f"value must be a real number (a cell of the matrix), got {value!r} ({type(value).__name__})")
     v = float(value)
@@ -330,7 +332,14 @@ class Legend:
 
         Taken at the fractions 0, 1/(n-1), ..., 1 of the way from lo to hi, so float rounding of lo + f·(hi − lo)
         never picks a neighbouring row: every bar shows the whole colormap, lo at its left end."""
-        return cell_color_index(np.linspace(0.0, 1.0, n)[None, :], 0.0, 1.0)[0].tolist()  # (n,)
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 2:
+            raise ValueError(f"n must be an integer of at least 2 (both ends of the bar), got {n!r}")
+        return list(_stops(int(n)))
+
+
+@functools.cache
+def _stops(n: int) -> tuple[int, ...]:
+    return tuple(cell_color_index(np.linspace(0.0, 1.0, n)[None, :], 0.0, 1.0)[0].tolist())  # (n,)
 
 
 WEIGHT_TICKS = ((0.0, "0"), (0.5, "0.5"), (1.0, "1"))
@@ -343,6 +352,13 @@ def legend_ticks(lo: float, hi: float, fmt: str | Callable[[float], str] | None 
     ``integer``: the panel holds only integers (its cells print "12", not "12.000"); the ticks print so
     too when they are integers. The middle is left out when ``middle`` is False (a bar under fewer than
     3 columns) or when the panel holds only integers and the middle is not one (a 0/1 mask: "0", "1")."""
+    for name, v in (("lo", lo), ("hi", hi)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
+            raise TypeError(f"{name} must be a finite real number, got {v!r}")
+    if not lo < hi:
+        raise ValueError(f"a colour bar needs lo < hi, got lo={lo}, hi={hi}")
+    check_fmt(fmt)
+    lo, hi = float(lo), float(hi)
     values = [lo, (lo + hi) / 2, hi]
     if not middle or (integer and values[1] != round(values[1])):
         values = [lo, hi]
@@ -361,6 +377,8 @@ def legends(view: View) -> list[Legend]:
     One bar serves every attention-weights panel (fixed 0..1). Each scores or values panel gets its own
     bar, except that neighbours in one row of panels with the same scale, label and number format share
     one. A bar under fewer than 3 columns of cells is ticked at its two ends only (3 numbers would collide)."""
+    if not isinstance(view, View):
+        raise TypeError(f"view must be a helpers.panels.View, got {type(view).__name__}")
     if not view.legend:
         return []
     out: list[Legend] = []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -10,7 +12,7 @@ from helpers import panels as P
 # --------------------------------------------------------------------------- format_value
 
 
-@pytest.mark.parametrize("value", [None, "0.5", [0.5], np.array([0.5, 1.0]), {}, 1 + 2j])
+@pytest.mark.parametrize("value", [None, "0.5", [0.5], np.array([0.5, 1.0]), {}, 1 + 2j, True, np.True_])
 def test_format_value_refuses_what_is_not_a_number_naming_the_argument(value):
     with pytest.raises(TypeError, match=r"value must be a real number \(a cell of the matrix\), got "):
         P.format_value(value)
@@ -38,6 +40,21 @@ def test_format_value_takes_numpy_scalars_as_python_numbers():
 )
 def test_ticks_sit_at_lo_middle_hi_and_print_as_the_panel_prints(lo, hi, kwargs, ticks):
     assert P.legend_ticks(lo, hi, **kwargs) == ticks
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "words"),
+    [
+        ((1.0, 0.0), ValueError, "a colour bar needs lo < hi, got lo=1.0, hi=0.0"),
+        ((2.0, 2.0), ValueError, "a colour bar needs lo < hi"),
+        ((0.0, float("nan")), TypeError, "hi must be a finite real number, got nan"),
+        (("0", 1.0), TypeError, "lo must be a finite real number, got '0'"),
+        ((0.0, 1.0, "q"), ValueError, "fmt 'q' is not a valid float format spec"),
+    ],
+)
+def test_ticks_refuse_a_scale_that_is_no_scale_naming_the_argument(args, error, words):
+    with pytest.raises(error, match=re.escape(words)):
+        P.legend_ticks(*args)
 
 
 # --------------------------------------------------------------------------- legends
@@ -89,6 +106,16 @@ def test_the_stops_are_the_whole_colormap_from_lo_to_hi():
         np.testing.assert_array_equal(P.colormap_lut()[bar.stops()], want)
         at = P.cell_color_index(np.linspace(lo, hi, 11)[None, :], lo, hi)[0]  # the panel's own lo .. hi
         assert np.abs(np.array(bar.stops()) - at).max() <= 1  # equal up to float rounding of lo + f·(hi − lo)
+
+
+def test_legends_and_stops_refuse_bad_input_naming_the_argument():
+    with pytest.raises(TypeError, match="view must be a helpers.panels.View, got list"):
+        P.legends([_values((0.0, 1.0))])
+    (bar,) = P.legends(P.View([_values((0.0, 1.0))]))
+    assert bar.stops(2) == [0, P.colormap_lut().shape[0] - 1]  # the two ends of the colormap
+    for n in (1, 0, 2.5, True):
+        with pytest.raises(ValueError, match=re.escape(f"n must be an integer of at least 2 (both ends of the bar), got {n}")):
+            bar.stops(n)
 
 
 def test_a_legend_label_must_be_text_and_is_for_scores_and_values():
