@@ -36,10 +36,9 @@ import numbers
 import uuid
 
 import anywidget
-import numpy as np
 import traitlets
 
-from helpers.panels import LEGEND_LABELS, View, cell_color_index, colormap_lut, legends, text_colors
+from helpers.panels import View, colormap_lut, legends, text_colors
 
 __all__ = ["HeatmapView", "Readout", "view_payload"]
 
@@ -289,14 +288,6 @@ def _lut_payload() -> dict:
     return {"bg": bg, "white": white}
 
 
-@functools.cache
-def _legend(kind: str = "weights") -> dict:
-    """The colour bar of the attention weights: 11 stops of the colormap from 0 to 1, its ends and its meaning."""
-    stops = cell_color_index(np.linspace(0.0, 1.0, 11)[None, :], 0.0, 1.0)[0]  # (11,)
-    return {"label": LEGEND_LABELS[kind], "stops": [_lut_payload()["bg"][i] for i in stops.tolist()],
-            "ticks": [f"{v:.3g}" for v in (0.0, 0.5, 1.0)]}
-
-
 def view_payload(view: View) -> dict:
     """What the browser needs to draw ``view``: per panel its caption, labels, cell texts and colour rows."""
     if not isinstance(view, View):
@@ -310,11 +301,12 @@ def view_payload(view: View) -> dict:
     legend, bars = None, []
     bg = _lut_payload()["bg"]
     for lg in legends(view):  # helpers.panels.legends: the same bars draw_view draws
-        if lg.kind == "weights":
-            legend = {**_legend(), "after": lg.panels[-1]}  # after the last weights table
+        stops = [bg[i] for i in lg.stops()]  # 11 CSS colours: the colormap from lo to hi
+        if lg.kind == "weights":  # 0..1, its ticks spread evenly; after the last weights table
+            legend = {"label": lg.label, "stops": stops, "ticks": [t for _, t in lg.ticks], "after": lg.panels[-1]}
             continue
         span = lg.hi - lg.lo
-        bars.append({"label": lg.label, "stops": [bg[i] for i in lg.stops()],
+        bars.append({"label": lg.label, "stops": stops,
                      "ticks": [[round(100 * (v - lg.lo) / span), text] for v, text in lg.ticks],  # [percent, text]
                      "tables": list(lg.panels)})
     return {"title": view.title, "ncols": view.ncols, "legend": legend, "legends": bars, "tables": tables}
@@ -331,11 +323,11 @@ class HeatmapView(anywidget.AnyWidget):
     """One live ``View`` (tables of coloured, numbered cells); ``.show(view)`` sends what changed.
 
     After a change of layout the whole View goes out; else only the changed cells and captions (and
-    the label and ticks of a colour bar whose scale moved), as a cells message. ``show`` sends it itself (a new View as a change of the synced trait), or returns it
-    (``send=False``: a view or cells message) for ``Readout.update`` to carry with the explorer's other
-    changes in one message. ``.sent`` is the
-    size in bytes (JSON) of that View or cells message (0 if nothing changed). ``.snapshot()`` is a
-    copy of what the browser shows (the state a new browser view starts from).
+    the label and ticks of a colour bar whose scale moved), as a cells message. ``show`` sends it
+    itself (a new View as a change of the synced trait), or returns it (``send=False``: a view or
+    cells message) for ``Readout.update`` to carry with the explorer's other changes in one message.
+    ``.sent`` is the size in bytes (JSON) of that View or cells message (0 if nothing changed).
+    ``.snapshot()`` is a copy of what the browser shows (the state a new browser view starts from).
     """
 
     _esm = _ESM
