@@ -32,11 +32,16 @@ DOM contract (the browser tests in ``tests/ui`` rely on it; controls: see ``help
 * each View is a ``helpers.liveview.HeatmapView`` widget with class ``attn-heatmap``; in the browser it
   holds a ``div.attn-view`` (font size in em) with one ``table.attn-hm`` per panel (a ``caption``,
   ``th`` headers with ``scope``); its ``td`` cells print the values as ``helpers.panels.format_matrix``
-  does. An update changes the text, class and background of the changed cells in place: the tables
-  and cells stay the same DOM nodes while the layout (shapes, labels) stays the same;
+  does. Colour bars (``helpers.panels.legends``, ``div.attn-legend``, aria-hidden) follow the tables:
+  the attention weights' one bar after the last weights table; a scores or values bar
+  (``div.attn-legend.own``) under its table, or under the neighbours that share it, which then sit
+  together in a ``div.attn-group`` (so a table is not always a child of ``div.attn-view``). An update
+  changes the text, class and background of the changed cells in place, and a bar's label and ticks
+  when its scale moved: the tables and cells stay the same DOM nodes while the layout (shapes,
+  labels, which panels share a bar) stays the same;
 * the readout is a ``helpers.liveview.Readout`` (``.value`` is HTML, as an ``ipywidgets.HTML``'s) with
-  class ``attn-readout``; its message also carries the heatmaps' changed cells, so an update is one
-  message to the browser; it shows a short note, and exactly one
+  class ``attn-readout``; its message also carries the heatmaps' changed cells (or a heatmap's whole
+  new View), so an update is one message to the browser; it shows a short note, and exactly one
   element with ``data-state``, whose JSON is ``{"kind", "inputs", "weights", "output", ...}`` (every
   control value and parameter needed to recompute the panels with ``helpers``; NaN and ±inf are the
   strings "nan", "inf", "-inf"), or ``{"kind", "inputs", "error"}`` after a refusal.
