@@ -84,7 +84,10 @@ def _server_order(item: pytest.Item) -> tuple[int, str] | None:
 
 def _solution_in_notebook7(item: pytest.Item) -> bool:
     params = item.callspec.params if hasattr(item, "callspec") else {}
-    return params.get("lab_server") == "notebook" and "solutions" in Path(params.get("ran", "")).parts
+    if params.get("lab_server") != "notebook" or "ran" not in params:
+        return False
+    path = Path(params["ran"]).resolve()  # absolute: only its part under notebooks/ says whether it is a solution
+    return lab.NOTEBOOKS in path.parents and "solutions" in path.relative_to(lab.NOTEBOOKS).parts
 
 
 @pytest.hookimpl(trylast=True)  # after pytest's own reordering, whose order it keeps within a group
