@@ -288,8 +288,11 @@ def latent_cache_bytes(n_layers: int, d_c: int, T: int, batch: int = 1, bytes_pe
 def elu_plus_one(x: object) -> np.ndarray:
     """φ(x) = elu(x) + 1: x + 1 for x > 0, e^x for x <= 0; always > 0 (Katharopoulos et al. 2020)."""
     x = _as_numeric(x, "x")
+    out = np.minimum(x, 0, out=np.empty_like(x))  # same shape: x where x <= 0, 0 elsewhere
     with np.errstate(under="ignore"):
-        return np.where(x > 0, x + 1, np.exp(np.minimum(x, 0)))  # same shape; exp only of x <= 0: no overflow
+        np.exp(out, out=out)  # e^x where x <= 0 (no overflow), e^0 = 1 elsewhere; in place: no second array
+    np.add(x, 1, out=out, where=x > 0)  # x + 1 where x > 0
+    return out
 
 
 def _check_linear_qkv(
@@ -320,7 +323,8 @@ def linear_attention_weights(Q: object, K: object, causal: bool = True) -> np.nd
     causal = _check_causal(causal)
     Q, K, _ = _check_linear_qkv(Q, K, None, causal)
     dtype = _work_dtype(Q, K)
-    fQ, fK = elu_plus_one(Q).astype(dtype), elu_plus_one(K).astype(dtype)  # (..., T_q, d_k), (..., T_k, d_k)
+    fQ = elu_plus_one(Q).astype(dtype, copy=False)  # (..., T_q, d_k); a new array already: no copy
+    fK = elu_plus_one(K).astype(dtype, copy=False)  # (..., T_k, d_k)
     A = fQ @ np.swapaxes(fK, -1, -2)  # (..., T_q, d_k) @ (..., d_k, T_k) -> (..., T_q, T_k), every entry > 0
     if causal:
         A = A * np.tri(A.shape[-1], dtype=bool)  # (..., T, T) the future gets exactly 0
@@ -339,7 +343,8 @@ def linear_attention(Q: object, K: object, V: object, causal: bool = True) -> np
     dtype = _work_dtype(Q, K, V)
     if causal:
         return linear_attention_weights(Q, K, causal=True).astype(dtype) @ V.astype(dtype)  # (.., T, T) @ (.., T, d_v)
-    fQ, fK = elu_plus_one(Q).astype(dtype), elu_plus_one(K).astype(dtype)  # (..., T, d_k) each
+    fQ = elu_plus_one(Q).astype(dtype, copy=False)  # (..., T, d_k); a new array already: no copy
+    fK = elu_plus_one(K).astype(dtype, copy=False)  # (..., T, d_k)
     S = np.swapaxes(fK, -1, -2) @ V.astype(dtype)  # (..., d_k, T) @ (..., T, d_v) -> (..., d_k, d_v)
     z = fK.sum(axis=-2)[..., None]  # (..., T, d_k) -> (..., d_k, 1)
     return (fQ @ S) / (fQ @ z)  # (..., T, d_v) / (..., T, 1)
@@ -354,8 +359,9 @@ def linear_attention_recurrent(Q: object, K: object, V: object) -> np.ndarray:
     """
     Q, K, V = _check_linear_qkv(Q, K, V, same_length=True)
     dtype = _work_dtype(Q, K, V)
-    fQ, fK = elu_plus_one(Q).astype(dtype), elu_plus_one(K).astype(dtype)  # (..., T, d_k) each
-    V = V.astype(dtype)  # (..., T, d_v)
+    fQ = elu_plus_one(Q).astype(dtype, copy=False)  # (..., T, d_k); a new array already: no copy
+    fK = elu_plus_one(K).astype(dtype, copy=False)  # (..., T, d_k)
+    V = V.astype(dtype, copy=False)  # (..., T, d_v), read only: no copy when it already has the work dtype
     lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     T, d_k, d_v = Q.shape[-2], Q.shape[-1], V.shape[-1]
     S = np.zeros((*lead, d_k, d_v), dtype=dtype)  # (..., d_k, d_v) Σ φ(k_j)ᵀ v_j so far (rows: outer products)

@@ -243,6 +243,35 @@ def test_elu_plus_one_is_positive_and_continuous_at_0():
     assert (elu_plus_one(np.linspace(-30, 30, 101)) > 0).all()
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+def test_elu_plus_one_is_its_definition_in_a_new_array_and_leaves_x_alone(dtype):
+    x = (np.random.default_rng(3).normal(size=(5, 7)) * 4).astype(dtype)
+    x[0, :3] = [0.0, -0.0, 100.0]
+    before = x.copy()
+    phi = elu_plus_one(x)
+    expected = np.where(x > 0, x + 1, np.exp(np.minimum(x, 0)))  # the definition, written out
+    assert phi.dtype == dtype and not np.shares_memory(phi, x)
+    np.testing.assert_array_equal(phi, expected)  # exactly: the same operations on the same numbers
+    np.testing.assert_array_equal(x, before)
+    assert elu_plus_one(-1.0).shape == () and float(elu_plus_one(2.0)) == 3.0  # 0-d input: a 0-d array
+
+
+def test_recurrent_form_peaks_at_three_T_by_d_k_arrays_and_leaves_its_inputs_alone():
+    from helpers.measure import peak_bytes
+
+    rng = np.random.default_rng(4)
+    T, d_k = 4096, 16
+    Q, K, V = (rng.normal(size=(T, d_k)) for _ in range(3))
+    copies = [a.copy() for a in (Q, K, V)]
+    one = T * d_k * 8  # bytes of one (T, d_k) float64 array
+    peak = peak_bytes(linear_attention_recurrent, Q, K, V)
+    # φ(Q), φ(K) and the output, plus the (d_k, d_v) state and one step's temporaries (~10 KB here);
+    # copies of V or of φ would add a whole array (the earlier version peaked at 4.1 arrays)
+    assert 3 * one <= peak <= 3 * one + 0.1 * one, peak / one
+    for a, b in zip((Q, K, V), copies, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_float32_stays_float32():
     rng = np.random.default_rng(0)
     Q, K, V = (rng.normal(size=(6, 3)).astype(np.float32) for _ in range(3))
