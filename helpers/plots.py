@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -35,6 +36,7 @@ import numpy as np
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure, SubFigure
 from matplotlib.patches import Rectangle
+from matplotlib.transforms import Bbox
 
 from helpers.attention import MAX_BYTES, _size
 from helpers.panels import (
@@ -532,20 +534,17 @@ def _cell_inches(view: View) -> float:
     return 0.45 if max(max(p.matrix.shape) for p in view.panels) <= 4 else 0.4
 
 
+_BAR_FONT = 7  # points: a bar's label and ticks
+
+
 def _bar_label(label: str, columns: int, cell: float) -> str:
     """A bar's label, wrapped to about the width of the panels above it (at least 10 characters a line)."""
-    import textwrap
-
     chars = max(10, int((columns * cell + 0.3) * 72 / (0.55 * _BAR_FONT)))  # characters across the bar and a gap
     return textwrap.fill(label, chars, break_long_words=False)
 
 
-_BAR_FONT = 7  # points: a bar's label and ticks
-
-
 def _span(axes: list[Axes]):
     """An axes locator: the height the layout gave the bar, the width of the images of ``axes`` (computed at draw)."""
-    from matplotlib.transforms import Bbox
 
     def locate(cax: Axes, renderer: object) -> Bbox:
         for a in axes:
@@ -559,7 +558,6 @@ def _span(axes: list[Axes]):
 
 def _beside(axes: list[Axes], shrink: float = 1.0):
     """An axes locator: the width the layout gave a vertical bar, ``shrink`` of the height of the images of ``axes``."""
-    from matplotlib.transforms import Bbox
 
     def locate(cax: Axes, renderer: object) -> Bbox:
         for a in axes:
@@ -579,9 +577,10 @@ def view_size(view: View) -> tuple[float, float]:
         raise TypeError(f"view must be a helpers.panels.View, got {type(view).__name__}")
     rows = _view_rows(view)
     cell = _cell_inches(view)
-    bars = [lg for lg in legends(view) if lg.kind != "weights"]
+    every = legends(view)
+    bars = [lg for lg in every if lg.kind != "weights"]
     width = max(sum(p.matrix.shape[1] * cell + 0.45 for p in r) for r in rows) + 0.6
-    width += 1.0 if any(lg.kind == "weights" for lg in legends(view)) else 0
+    width += 1.0 if len(bars) < len(every) else 0  # the attention weights' bar beside the panels
     height = (0.3 if view.title else 0)
     n = view.ncols or len(view.panels)
     for k, r in enumerate(rows):
@@ -613,7 +612,8 @@ def draw_view(view: View, *, fig: Figure | None = None, managed: bool = True) ->
     rows = _view_rows(view)
     hosts = list(fig.subfigures(len(rows), 1)) if len(rows) > 1 else [fig]
     width = max(sum(p.matrix.shape[1] + 1 for p in r) for r in rows)
-    bars = [lg for lg in legends(view) if lg.kind != "weights"]
+    every = legends(view)
+    bars = [lg for lg in every if lg.kind != "weights"]
     n, cell = view.ncols or len(view.panels), _cell_inches(view)
     handles, bar_axes, low = [], [], []
     for r, (host, row) in enumerate(zip(hosts, rows, strict=True)):
@@ -636,7 +636,7 @@ def draw_view(view: View, *, fig: Figure | None = None, managed: bool = True) ->
             handles.append(hm)
             if below:
                 low.append(hm.ax)
-    for lg in legends(view):
+    for lg in every:
         if lg.kind == "weights":
             weights = [handles[k] for k in lg.panels]
             cbar = fig.colorbar(weights[0].im, ax=[h.ax for h in weights], shrink=0.9, fraction=0.05)
