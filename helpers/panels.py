@@ -54,6 +54,7 @@ CMAP = "viridis"  # the one colormap of the project (colour-blind safe, monotone
 NAN_COLOR = "#d0d0d0"  # cells that hold nan / ±inf: light grey, hatched, text "nan"
 KINDS = ("weights", "scores", "values")
 STEP_KEYS = ("scores", "scaled", "shifted", "exp", "row_sums", "weights", "output")
+SCORE_KEYS = ("scores", "scaled", "shifted")  # the steps whose numbers are scores (their bars say "score")
 
 LEGEND_LABELS = {
     "weights": "attention weight (fixed scale 0 to 1)",
@@ -457,7 +458,7 @@ def step_panels(
         cols = ["Σ"] if key == "row_sums" else feature_labels if key == "output" else toks
         panels.append(Panel(
             data[key], STEP_TITLES[key].format(scale=s), row_labels=toks, col_labels=cols,
-            kind="weights" if key == "weights" else "values", fmt=fmt,
+            kind="weights" if key == "weights" else "scores" if key in SCORE_KEYS else "values", fmt=fmt,
             xlabel="feature" if key == "output" else "" if key == "row_sums" else "key", ylabel="query",
         ))
     return panels

@@ -434,7 +434,7 @@ def test_step_view_has_a_bar_under_every_panel_but_the_attention_weights():
     for bar, key in zip(bars, ("scores", "scaled", "shifted", "exp", "row_sums", "output"), strict=True):
         assert (bar._colorbar.norm.vmin, bar._colorbar.norm.vmax) == (steps[key].min(), steps[key].max())
     texts = [b.get_xlabel() for b in bars]
-    assert texts[:4] == ["value (own scale)"] * 4
+    assert texts[:4] == ["score (own scale)"] * 3 + ["value (own scale)"]  # scores, scaled, shifted; exp
     r = fig.canvas.get_renderer()
     boxes = [b.get_tightbbox(r) for b in bars]  # bars, ticks and labels never overlap each other
     for a, b in zip(boxes, boxes[1:], strict=False):
