@@ -93,12 +93,15 @@ function paint(td, text, color, lut) {
   td.style.background = color < 0 ? "" : lut.bg[color];
 }
 
-// A scores or values bar: its label, the colormap from lo to hi, ticks at their percent of the way.
+// A colour bar: its label, the colormap from lo to hi, its ticks: at their percent of the way ([at, text], a
+// scores or values bar) or spread evenly (texts, the attention weights' bar).
 function fillLegend(lg, bar) {
   lg.replaceChildren(make("div", "", bar.label));
   lg.appendChild(make("div", "bar")).style.background = "linear-gradient(to right," + bar.stops.join(",") + ")";
   const ticks = lg.appendChild(make("div", "ticks"));
-  for (const [at, text] of bar.ticks) {
+  for (const tick of bar.ticks) {
+    if (typeof tick === "string") { ticks.appendChild(make("span", "", tick)); continue; }
+    const [at, text] = tick;
     const span = ticks.appendChild(make("span", "", text));
     span.style.left = at + "%";
     span.style.transform = "translateX(-" + at + "%)";  // the end ticks stay inside the bar
@@ -154,10 +157,7 @@ function build(state, lut, size) {
     if (state.legend && state.legend.after === k) {
       const lg = view.appendChild(make("div", "attn-legend"));
       lg.setAttribute("aria-hidden", "true");
-      lg.appendChild(make("div", "", state.legend.label));
-      lg.appendChild(make("div", "bar")).style.background = "linear-gradient(to right," + state.legend.stops.join(",") + ")";
-      const ticks = lg.appendChild(make("div", "ticks"));
-      for (const s of state.legend.ticks) ticks.appendChild(make("span", "", s));
+      fillLegend(lg, state.legend);
     }
     return {caption, cells};
   });
