@@ -376,8 +376,10 @@ def legends(view: View) -> list[Legend]:
     """The colour bars of ``view`` (none if ``view.legend`` is False), in the order of their last panels.
 
     One bar serves every attention-weights panel (fixed 0..1). Each scores or values panel gets its own
-    bar, except that neighbours in one row of panels with the same scale, label and number format share
-    one. A bar under fewer than 3 columns of cells is ticked at its two ends only (3 numbers would collide)."""
+    bar, except that neighbours in one row of panels with the same fixed scale (vmin and vmax given), label
+    and number format share one. Panels scaled to their own data never share: their grouping would change
+    with the data (two ranges that happen to be equal), and a live view would be rebuilt instead of patched.
+    A bar under fewer than 3 columns of cells is ticked at its two ends only (3 numbers would collide)."""
     if not isinstance(view, View):
         raise TypeError(f"view must be a helpers.panels.View, got {type(view).__name__}")
     if not view.legend:
@@ -390,8 +392,9 @@ def legends(view: View) -> list[Legend]:
 
     def close() -> None:
         if group:
-            kind, label, lo, hi, fmt, integer = key
+            kind, label, lo, hi, fmt = key[:5]
             columns = sum(view.panels[k].matrix.shape[1] for k in group)
+            integer = all(_is_integer(view.panels[k].matrix) for k in group)
             ticks = legend_ticks(lo, hi, fmt, integer=integer, middle=columns >= 3)
             out.append(Legend(kind, label, lo, hi, ticks, tuple(group)))
 
@@ -402,8 +405,9 @@ def legends(view: View) -> list[Legend]:
             if k == weights[-1]:
                 out.append(Legend("weights", LEGEND_LABELS["weights"], 0.0, 1.0, WEIGHT_TICKS, weights))
             continue
-        new = (p.kind, p.label, *p.limits, p.fmt, _is_integer(p.matrix))
-        if group and new == key and k % n:  # the same scale, beside the last one in the same row of panels
+        fixed = p.vmin is not None and p.vmax is not None
+        new = (p.kind, p.label, *p.limits, p.fmt, k if not fixed else None)  # k: a scale of its own data, alone
+        if group and new == key and k % n:  # the same fixed scale, beside the last one in the same row of panels
             group.append(k)
             continue
         close()

@@ -772,23 +772,26 @@ def payload_weights_legend() -> dict:
     return {"label": P.LEGEND_LABELS["weights"], "stops": [lut[i] for i in stops], "ticks": ["0", "0.5", "1"]}
 
 
-def test_a_moving_scale_sends_the_bars_new_ticks_and_a_new_bar_is_a_new_layout():
+def test_a_moving_scale_sends_the_bars_new_ticks_and_only_a_new_bar_is_a_new_layout():
     panel = lambda m, **kw: P.Panel(np.array(m, dtype=float), "v", kind="values", **kw)  # noqa: E731
-    view = HeatmapView(P.View([panel([[0, 1, 2]]), panel([[0, 1, 2]])]))  # one scale: one bar under both
-    assert [b["tables"] for b in view.snapshot()["legends"]] == [[0, 1]]
+    view = HeatmapView(P.View([panel([[0, 1, 2]]), panel([[0, 1, 2]])]))  # scaled to their data: a bar each
+    assert [b["tables"] for b in view.snapshot()["legends"]] == [[0], [1]]
     rev = view.snapshot()["rev"]
-    msg = view.show(P.View([panel([[0, 1, 4]]), panel([[0, 1, 4]])]), send=False)  # the scale moved: 0..4
+    msg = view.show(P.View([panel([[0, 1, 4]]), panel([[0, 1, 2]])]), send=False)  # the first scale moved: 0..4
     assert msg["type"] == "attn-cells" and msg["legends"] == [[0, "value (own scale)", [[0, "0"], [50, "2"], [100, "4"]]]]
     assert view.snapshot()["legends"][0]["ticks"] == [[0, "0"], [50, "2"], [100, "4"]]
-    same = view.show(P.View([panel([[0, 1, 4]]), panel([[0, 1, 4]])]), send=False)
+    same = view.show(P.View([panel([[0, 1, 4]]), panel([[0, 1, 2]])]), send=False)
     assert same is None  # nothing moved: nothing sent
-    msg = view.show(P.View([panel([[0, 1, 4]]), panel([[0, 1, 2]])]), send=False)  # two scales now: two bars
+    msg = view.show(P.View([panel([[0, 1, 4]]), panel([[0, 1, 4]])]), send=False)  # equal ranges again: still
+    assert msg["type"] == "attn-cells" and view.snapshot()["rev"] == rev  # patched, not rebuilt
+    fixed = lambda m: panel(m, vmin=0.0, vmax=4.0)  # noqa: E731  a fixed scale: neighbours share one bar
+    msg = view.show(P.View([fixed([[0, 1, 4]]), fixed([[0, 1, 2]])]), send=False)
     assert msg["type"] == "attn-view" and msg["rev"] == rev + 1
-    assert [b["tables"] for b in msg["view"]["legends"]] == [[0], [1]]
-    msg = view.show(P.View([panel([[0, 1, 4]]), panel([[0, 1, 2]])], legend=False), send=False)  # the bars go
+    assert [b["tables"] for b in msg["view"]["legends"]] == [[0, 1]]
+    msg = view.show(P.View([fixed([[0, 1, 4]]), fixed([[0, 1, 2]])], legend=False), send=False)  # the bars go
     assert msg["type"] == "attn-view" and msg["view"]["legends"] == [] and msg["view"]["legend"] is None
-    msg = view.show(P.View([panel([[0, 1, 4]]), panel([[0, 1, 2]])]), send=False)  # and come back
-    assert msg["type"] == "attn-view" and len(msg["view"]["legends"]) == 2
+    msg = view.show(P.View([fixed([[0, 1, 4]]), fixed([[0, 1, 2]])]), send=False)  # and come back
+    assert msg["type"] == "attn-view" and len(msg["view"]["legends"]) == 1
     w = P.Panel(np.array([[0.5, 0.5]]), "w")
     view = HeatmapView(P.View([w]))
     assert view.show(P.View([w], legend=False), send=False)["type"] == "attn-view"  # the weights' bar goes

@@ -95,6 +95,10 @@ def test_neighbours_on_one_scale_share_a_bar_others_get_their_own_and_weights_sh
     same_range_other_label = [_values((0, 1)), _values((0, 1), legend_label="loss")]
     assert len(P.legends(P.View(same_range_other_label))) == 2
     assert P.legends(P.View([*K, _weights()], legend=False)) == []
+    # scaled to their own data: never shared, even when the ranges happen to be equal (a live view would
+    # otherwise be rebuilt whenever two ranges met or parted, as 01's scores and scaled scores do at scale 1)
+    auto = P.legends(P.View([_values((0, 1), "s"), _values((0, 1), "s2"), _values((0, 1), "s3", vmin=0.0)]))
+    assert [b.panels for b in auto] == [(0,), (1,), (2,)]
 
 
 def test_the_stops_are_the_whole_colormap_from_lo_to_hi():
@@ -128,5 +132,6 @@ def test_a_legend_label_must_be_text_and_is_for_scores_and_values():
 def test_a_bar_under_fewer_than_3_columns_is_ticked_at_its_ends_only():
     (narrow,) = P.legends(P.View([_values((0.0, 2.0), cols=2)]))
     assert narrow.ticks == ((0.0, "0"), (2.0, "2.000"))  # "1.000" between them would collide in 2 cells
-    (shared,) = P.legends(P.View([_values((0.0, 2.0), "K1", cols=2), _values((0.0, 2.0), "K2", cols=2)]))
+    fixed = {"vmin": 0.0, "vmax": 2.0}
+    (shared,) = P.legends(P.View([_values((0.0, 2.0), "K1", cols=2, **fixed), _values((0.0, 2.0), "K2", cols=2, **fixed)]))
     assert shared.panels == (0, 1) and shared.ticks == ((0.0, "0"), (1.0, "1.000"), (2.0, "2.000"))
