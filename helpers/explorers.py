@@ -747,14 +747,15 @@ class InductionExplorer(Explorer):
         loss = Panel(snap.probe_loss[None], "loss at each position (next token)", ["loss"], t[:-1], kind="values",
                      vmin=0.0, vmax=self.loss_max, xlabel="position (its token)", ylabel="",
                      legend_label="loss (same scale at every step)")
-        below = [Panel(w[other], f"{other} at step {snap.step}", t, t), loss]
+        below = Panel(w[other], f"{other} at step {snap.step}", t, t)
         sc = snap.results
         note = (f"step {snap.step} of {self.config['steps']}, on {self.config['n_eval']} test sequences: repeated "
                 f"letters: loss <b>{sc.loss_repeat:.3g}</b>, accuracy <b>{sc.accuracy_repeat:.1%}</b>; first "
                 f"occurrences: loss <b>{sc.loss_first:.3g}</b> (guessing: ln {self.config['n_letters']} = "
                 f"{math.log(self.config['n_letters']):.2f})")
         inputs = {"step": snap.step, "layer": layer, "probe": self.result.probe, **self.config}
-        return Shown([View([main]), View(below)], inputs=inputs, weights=w[layer], note=note,
+        # the loss strip in a row of its own: beside an (11, 11) heatmap it left a tall empty space above it
+        return Shown([View([main]), View([below]), View([loss])], inputs=inputs, weights=w[layer], note=note,
                      extra={"weights1": snap.weights1, "weights2": snap.weights2, "probe_loss": snap.probe_loss,
                             "results": sc._asdict()})
 

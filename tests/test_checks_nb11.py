@@ -230,6 +230,6 @@ def test_explorer_keeps_the_dom_contract_and_its_tables_print_the_expected_numbe
     want = expected(state_from_html(explorer.readout.value))
     assert cells == cell_texts(want.tables)
     figs = explorer.figures
-    assert all(isinstance(f, Figure) for f in figs) and len(figs) == 2
-    assert sum(len([a for a in f.axes if a.images]) for f in figs) == 3  # main heatmap; other layer and loss row
+    assert all(isinstance(f, Figure) for f in figs) and len(figs) == 3  # main, the other layer, the loss strip
+    assert sum(len([a for a in f.axes if a.images]) for f in figs) == 3  # main heatmap, other layer, loss row
     explorer.set(step=0, layer="layer 2")
