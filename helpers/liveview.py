@@ -428,6 +428,9 @@ class Readout(anywidget.AnyWidget):
         """Show ``value`` and the heatmaps' view or cells messages in the browser, in one message; returns ``.sent``."""
         if not isinstance(value, str):
             raise TypeError(f"value must be an HTML string, got {type(value).__name__}")
+        if cells is not None and (not isinstance(cells, dict) or not all(isinstance(v, HeatmapView) for v in cells)):
+            raise TypeError("cells must be a dict from each HeatmapView to what its show(view, send=False) "
+                            f"returned, got {type(cells).__name__}")
         views = {v._key: m for v, m in (cells or {}).items() if m is not None}
         if not views:  # no heatmap changed: the usual sync of the value
             self.sent = len(json.dumps(value)) if value != self.value else 0

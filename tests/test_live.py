@@ -33,7 +33,7 @@ from helpers import panels as P  # noqa: E402
 from helpers import sentence as S  # noqa: E402
 from helpers.controls import MatrixSliders, MatrixToggles, choice, scalar_slider  # noqa: E402
 from helpers.explorer import Explorer, Shown, presentation, state_from_html, state_html  # noqa: E402
-from helpers.liveview import _CSS, _ESM, HeatmapView, view_payload  # noqa: E402
+from helpers.liveview import _CSS, _ESM, HeatmapView, Readout, view_payload  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "ui"))
 import expected as ui_expected  # noqa: E402
@@ -801,3 +801,11 @@ def test_the_browser_module_draws_the_bars_it_is_sent():
     assert "attn-legend own" in _ESM and "attn-group" in _ESM and 'setAttribute("aria-hidden", "true")' in _ESM
     assert "msg.legends" in _ESM  # a cells message may move a bar's ticks
     assert "fillLegend(shown.legends[n], state.legends[n])" in _ESM
+
+
+def test_the_readout_refuses_cells_that_are_not_heatmaps_in_words():
+    readout = Readout()
+    for bad in ({"key": {"type": "attn-cells"}}, [HeatmapView()], "cells"):
+        with pytest.raises(TypeError, match="cells must be a dict from each HeatmapView"):
+            readout.update("<b>x</b>", bad)
+    assert readout.value == "" and readout.sent == 0  # nothing shown, nothing sent
