@@ -22,7 +22,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import lab  # noqa: E402
 
 # explorer kind -> (scalar slider, arrow presses): the state a screenshot shows instead of the start state
-SHOW_STATE = {"overflow": ("magnitude", 13)}  # m = 0.65: float16's naive softmax has turned NaN
+SHOW_STATE = {
+    "overflow": ("magnitude", 13),  # m = 0.65: float16's naive softmax has turned NaN
+    "generation": ("step", 5),  # step 6: the query of 'it' finds 'cat' over six cached keys and values
+    "induction": ("step", 60),  # step 600: both layers learned (layer 2 on the induction stripe)
+}
 
 
 def shoot(page, out: Path, max_width: int) -> tuple[int, int] | None:
