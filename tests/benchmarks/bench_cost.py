@@ -18,8 +18,6 @@ Run: ``python tests/benchmarks/bench_cost.py`` (not collected by pytest; no asse
 from __future__ import annotations
 
 import math
-import os
-import platform
 import statistics
 import sys
 import time
@@ -29,6 +27,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from anywhere in a checkout
+
+from machine import describe  # noqa: E402
 
 from helpers.attention import (  # noqa: E402
     multi_head_attention,
@@ -130,9 +130,7 @@ def measure_memory() -> dict:
 
 
 def main() -> None:
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"python {platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} CPUs, "
-          f"load average (1 min) before: {load:.2f}")
+    print(f"before: {describe()}; NumPy {np.__version__}")  # which machine, how busy
     t = time_mha()
     med, mins = t["median_ms"], t["min_ms"]
     ratio = med["helpers"] / med["bare"]

@@ -16,8 +16,6 @@ Run: ``python tests/benchmarks/bench_generation.py`` (not collected by pytest; n
 from __future__ import annotations
 
 import math
-import os
-import platform
 import statistics
 import sys
 import time
@@ -26,6 +24,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from anywhere in a checkout
+
+from machine import describe  # noqa: E402
 
 from helpers.attention import causal_mask  # noqa: E402
 from helpers.generation import KVCache, decode_step, grouped_query_attention  # noqa: E402
@@ -114,9 +114,7 @@ def time_long_token() -> dict:
 
 
 def main() -> None:
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"python {platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} CPUs, "
-          f"load average (1 min) before: {load:.2f}")
+    print(f"before: {describe()}; NumPy {np.__version__}")  # which machine, how busy
     t = time_generation()
     med, mins = t["median_s"], t["min_s"]
     ratio = med["helpers"] / med["bare"]

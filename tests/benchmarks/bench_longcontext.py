@@ -17,14 +17,14 @@ Run: ``python tests/benchmarks/bench_longcontext.py`` (not collected by pytest; 
 
 from __future__ import annotations
 
-import os
-import platform
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from anywhere in a checkout
+
+from machine import describe  # noqa: E402
 
 from helpers.attention import causal_mask, scaled_dot_product_attention  # noqa: E402
 from helpers.generation import kv_cache_bytes  # noqa: E402
@@ -66,9 +66,7 @@ def latent_check() -> float:
 
 
 def main() -> None:
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"python {platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} CPUs, "
-          f"load average (1 min) before: {load:.2f}")
+    print(f"before: {describe()}; NumPy {np.__version__}")  # which machine, how busy
     r = linear_vs_softmax()
     print()
     print(f"1. causal attention, d = {D}, float64: softmax (scaled_dot_product_attention + causal_mask) against "
