@@ -99,6 +99,48 @@ def test_every_prediction_hides_its_answer_until_the_reader_acts(nb: Path):
             assert "<details open" not in _text(cell), f"{nb.name} cell {i}: an answer opened by default"
 
 
+def unanswered_outputs(cells: list[dict]) -> list[tuple[int, int]]:
+    """(prompt cell, code cell) pairs where a code cell between a "Predict" prompt and its Answer box stores
+    a visible output (a live explorer's placeholder line excepted): the reader would see the answer first.
+    The prompt's span ends at the markdown cell that holds "<summary>Answer" or at the next heading."""
+    found, prompt = [], None
+    for i, cell in enumerate(cells):
+        src = _text(cell)
+        if cell["cell_type"] == "markdown":
+            if prompt is not None and ("<summary>Answer" in src or src.lstrip().startswith("#")):
+                prompt = None
+            if "**Predict" in src:
+                prompt = None if "<summary>Answer" in src.split("**Predict", 1)[1] else i
+            continue
+        if prompt is None or cell.get("metadata", {}).get("jupyter", {}).get("outputs_hidden", False):
+            continue
+        if any(o.get("output_type") in ("stream", "execute_result", "display_data") and not _is_live(cell)
+               for o in cell.get("outputs", [])):
+            found.append((prompt, i))
+    return found
+
+
+@pytest.mark.parametrize("nb", sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb")), ids=lambda p: p.stem)
+def test_no_output_between_a_prediction_and_its_answer_is_visible(nb: Path):
+    """Every code cell between a "Predict" prompt and its Answer box keeps its output hidden on open."""
+    bad = unanswered_outputs(_cells(nb))
+    assert not bad, "; ".join(f"{nb.name} cell {c}: its output shows before the Answer of the prediction in cell {p} "
+                              '(set metadata {"jupyter": {"outputs_hidden": true}, "collapsed": true})'
+                              for p, c in bad)
+
+
+def test_the_hidden_answer_rule_catches_a_visible_output():
+    md = lambda s: {"cell_type": "markdown", "source": [s], "metadata": {}}  # noqa: E731
+    code = lambda hidden: {"cell_type": "code", "source": ["x"], "outputs": [{"output_type": "stream", "text": ["1"]}],  # noqa: E731
+                           "metadata": {"jupyter": {"outputs_hidden": True}} if hidden else {}}
+    cells = [md("**Predict:** what?"), code(True), code(False), md("<details><summary>Answer</summary>1</details>"),
+             code(False)]
+    assert unanswered_outputs(cells) == [(0, 2)]
+    cells[2] = code(True)
+    assert unanswered_outputs(cells) == []
+    assert unanswered_outputs([md("## 1 · A heading"), code(False)]) == []
+
+
 WEIGHT_MATRICES = re.compile(r"\bweights (?:W_|`W_)|\b(?:W_q|W_k|W_v|W_o)`?,? (?:and `?W_\w`? )?(?:are|as) (?:the )?weights\b")
 
 
