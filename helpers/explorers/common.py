@@ -45,8 +45,9 @@ def register(demo: Callable[[], Explorer]) -> Callable[[type[Explorer]], type[Ex
         kind = getattr(cls, "kind", None)
         if not isinstance(kind, str) or not kind:
             raise TypeError(f"{cls.__name__} needs a class attribute kind (a non-empty string), got {kind!r}")
-        if kind in REGISTRY and REGISTRY[kind].cls.__qualname__ != cls.__qualname__:  # a reload re-registers
-            raise ValueError(f"kind {kind!r} of {cls.__name__} is taken by {REGISTRY[kind].cls.__name__}")
+        taken = REGISTRY.get(kind)
+        if taken and (taken.cls.__module__, taken.cls.__qualname__) != (cls.__module__, cls.__qualname__):
+            raise ValueError(f"kind {kind!r} of {cls.__name__} is taken by {taken.cls.__name__}")  # not by a reload
         if not callable(demo):
             raise TypeError(f"demo of {cls.__name__} must be a function that builds one, got {demo!r}")
         REGISTRY[kind] = Registered(kind, cls, module[2:], demo)
