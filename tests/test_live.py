@@ -74,22 +74,7 @@ def _walk(widget):
         yield from _walk(child)
 
 
-EXPLORERS = {
-    "no-weights": lambda: X.no_weights_explorer(E.T001_X, ["x1", "x2", "x3"]),
-    "qkv": lambda: X.qkv_explorer(E.T001_X, E.T001_WQ, E.T001_WK, E.T001_WV),
-    "scaling": lambda: X.scaling_explorer(d_k_max=64, seed=1, d_k=16),
-    "overflow": lambda: X.overflow_explorer(),
-    "multihead": lambda: X.multihead_explorer(E.T001_X, 4, seed=0),
-    "widget-check": lambda: X.widget_check(),
-    "positions": lambda: X.positions_explorer(S.embeddings(), *S.pronoun_head(), S.TOKENS, focus="it"),
-    "masks": lambda: X.mask_explorer(S.embeddings(), *S.adjective_head(), S.TOKENS),
-    "training": lambda: X.training_explorer(steps=20, snapshot_every=5),
-    "tiles": lambda: X.tiles_explorer(),
-    "generation": lambda: X.generation_explorer(
-        S.embeddings(), *np.random.default_rng(0).normal(size=(3, 6, 4)).round(1), 2, S.TOKENS, step=3),
-    "long-context": lambda: X.long_context_explorer(S.embeddings(), *S.two_heads(), S.TOKENS),
-    "induction": lambda: X.induction_explorer(steps=20, snapshot_every=10),
-}
+EXPLORERS = {kind: r.demo for kind, r in X.REGISTRY.items()}  # one small instance of every registered explorer
 
 
 # --------------------------------------------------------------------------- panels and HTML

@@ -9,7 +9,8 @@ an ``ipywidgets.HTML`` to its value, with nothing computed. Machines here are no
 floor is the figure that holds from run to run.
 
 For each notebook (default: every notebook under notebooks/, solutions included; those without an explorer
-add no row) it starts JupyterLab on a
+add no row; a registered explorer (``helpers.explorers.REGISTRY``) that none shows is named at the end) it
+starts JupyterLab on a
 temporary copy, runs all cells in headless Chromium, then for each ``.attn-explorer`` presses an arrow
 key on the slider ``tests/ui/lab.py:pick_slider`` chooses, ``--moves`` times, waiting ``--gap-ms``
 between presses as a person would. In the page, a capturing ``keydown`` listener stamps
@@ -30,9 +31,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ui"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from anywhere in a checkout
 
 import lab  # noqa: E402
 from machine import describe  # noqa: E402
+
+from helpers.explorers import REGISTRY  # noqa: E402
 
 GOAL_MS = 40.0
 GOAL_RATIO = 1.3
@@ -189,6 +193,10 @@ def main(argv: list[str] | None = None) -> int:
         f"# {len(rows) - 1} explorers, worst median {worst:.1f} ms, worst ratio to the floor {worst_ratio:.2f}, "
         f"total {time.perf_counter() - t_start:.0f} s"
     )
+    missed = [kind for kind in REGISTRY if kind not in {row[2] for row in rows}]
+    if missed:  # a registered explorer none of these notebooks shows: say which, and where it lives
+        print(f"# not measured: {', '.join(f'{k} ({REGISTRY[k].lesson})' for k in missed)}: no such explorer in "
+              "these notebooks")
     return 0
 
 

@@ -1,6 +1,7 @@
 """Time one slider event of every explorer: from the control's change to the messages for the browser.
 
 Run: ``python tests/benchmarks/bench_kernel.py`` (not collected by pytest; no assertion on time).
+The explorers are those of ``helpers.explorers.REGISTRY`` (each one's demo), and a few variants (``VARIANTS``).
 Each event sets a slider's ``value`` trait exactly as the browser does, which runs the explorer's
 observer; the render (``show``, the changed cells of every heatmap, the readout) happens synchronously
 inside that assignment, so the time of the assignment is the whole kernel-side cost of one event. The
@@ -102,60 +103,48 @@ def bench(name: str, ex, sliders: list, n: int = N_EVENTS) -> dict:
             "messages": statistics.median(messages)}
 
 
+def moving_controls(ex) -> dict[str, list]:
+    """Control name -> what a person moves of it: every enabled slider (each one of a matrix of sliders);
+    for an explorer with no slider, every third of its on/off cells (never a whole row of a mask)."""
+    def parts(c):
+        return list(c.sliders.ravel()) if hasattr(c, "sliders") else [c]
+
+    sliders = {n: [w for w in parts(c) if hasattr(w, "min") and hasattr(w, "max") and not w.disabled]
+               for n, c in ex.controls.items()}
+    sliders = {n: ws for n, ws in sliders.items() if ws}
+    return sliders or {n: list(c.buttons.ravel()[1::3]) for n, c in ex.controls.items() if hasattr(c, "buttons")}
+
+
+def _latent(ex):
+    ex.set(method="latent")  # the d_c slider, enabled
+    return ex
+
+
+# kind -> more (name, factory) cases than its registered demo: bigger inputs, another setting
+VARIANTS = {
+    "qkv": [("5 tokens, 000 F2 W/10", lambda: explorers.qkv_explorer(
+                E.T000_F2_X, E.T000_F2_WQ / 10, E.T000_F2_WK / 10, E.T000_F2_WV / 10, list("abcde"),
+                min=-1, max=1, step=0.1)),
+            ("the sentence", lambda: explorers.qkv_explorer(S.embeddings(), *S.pronoun_head(),
+                                                                    list(S.TOKENS)))],
+    "multihead": [("4 heads", lambda: explorers.multihead_explorer(E.T001_X, 4, n_heads=4))],
+    "long-context": [("latent", lambda: _latent(explorers.long_context_explorer(S.embeddings(), *S.two_heads(),
+                                                                                 S.TOKENS)))],
+}
+
+
 def run() -> list[dict]:
+    """One row per registered explorer (its demo, helpers.explorers.REGISTRY), then one per variant."""
+    unknown = set(VARIANTS) - set(explorers.REGISTRY)
+    if unknown:
+        raise KeyError(f"VARIANTS names kinds no explorer registers: {sorted(unknown)}")
     rows = []
-    ex = explorers.no_weights_explorer(E.T001_X)
-    rows.append(bench("01 no-weights, 3 tokens (X sliders)", ex, list(ex.controls["X"].sliders.ravel())))
-
-    ex = explorers.qkv_explorer(E.T001_X, E.T001_WQ, E.T001_WK, E.T001_WV)
-    rows.append(bench("02 qkv, 3 tokens (W_q, W_k, W_v)", ex,
-                      [s for n in ("W_q", "W_k", "W_v") for s in ex.controls[n].sliders.ravel()]))
-
-    ex = explorers.qkv_explorer(E.T000_F2_X, E.T000_F2_WQ / 10, E.T000_F2_WK / 10, E.T000_F2_WV / 10,
-                                list("abcde"), min=-1, max=1, step=0.1)
-    rows.append(bench("02 qkv, 5 tokens (000 F2, W/10)", ex,
-                      [s for n in ("W_q", "W_k", "W_v") for s in ex.controls[n].sliders.ravel()]))
-
-    ex = explorers.scaling_explorer()
-    rows.append(bench("02 scaling (d_k slider)", ex, [ex.controls["d_k"]]))
-
-    ex = explorers.overflow_explorer()
-    rows.append(bench("03 overflow (magnitude)", ex, [ex.controls["magnitude"]]))
-
-    for h in (2, 4):
-        ex = explorers.multihead_explorer(E.T001_X, 4, n_heads=h)
-        rows.append(bench(f"04 multi-head grid, {h} heads (W_q, W_k)", ex,
-                          [s for n in ("W_q", "W_k") for s in ex.controls[n].sliders.ravel()]))
-
-    ex = explorers.qkv_explorer(S.embeddings(), *S.pronoun_head(), list(S.TOKENS))
-    rows.append(bench("02 qkv, the 8-token sentence", ex,
-                      [s for n in ("W_q", "W_k") for s in ex.controls[n].sliders.ravel()]))
-
-    ex = explorers.widget_check()
-    rows.append(bench("00 widget check (score)", ex, [ex.controls["score"]]))
-
-    ex = explorers.positions_explorer(S.embeddings(), *S.pronoun_head(), S.TOKENS, focus="it")
-    rows.append(bench("05 positions (shift)", ex, [ex.controls["shift"]]))
-
-    ex = explorers.mask_explorer(S.embeddings(), *S.adjective_head(), S.TOKENS)
-    rows.append(bench("06 masks (toggle cells)", ex, list(ex.controls["mask"].buttons.ravel()[1::3])))
-
-    ex = explorers.training_explorer()
-    rows.append(bench("07 training (step)", ex, [ex.controls["step"]]))
-
-    ex = explorers.tiles_explorer()
-    rows.append(bench("08 tiles (block)", ex, [ex.controls["block"]]))
-
-    ex = explorers.generation_explorer(S.embeddings(), *S.two_heads(), 2, S.TOKENS, step=4)
-    rows.append(bench("09 generation (step)", ex, [ex.controls["step"]]))
-
-    ex = explorers.long_context_explorer(S.embeddings(), *S.two_heads(), S.TOKENS)
-    rows.append(bench("10 long context, window (window)", ex, [ex.controls["window"]]))
-    ex.set(method="latent")
-    rows.append(bench("10 long context, latent (d_c)", ex, [ex.controls["d_c"]]))
-
-    ex = explorers.induction_explorer()  # trains once (about 2 s), then each event picks a snapshot
-    rows.append(bench("11 induction (training step)", ex, [ex.controls["step"]]))
+    for kind, entry in explorers.REGISTRY.items():
+        for what, make in [("demo", entry.demo), *VARIANTS.get(kind, [])]:
+            ex = make()
+            moved = moving_controls(ex)
+            rows.append(bench(f"{entry.lesson} {kind}, {what} ({', '.join(moved)})", ex,
+                              [w for ws in moved.values() for w in ws]))
     return rows
 
 

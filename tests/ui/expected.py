@@ -1,11 +1,11 @@
 """What helpers.attention computes for an explorer's state (the JSON of its readout's data-state).
 
-``expected(state)`` maps the explorer kind (see ``helpers/explorers.py``) to helper calls and returns
+``expected(state)`` maps the explorer kind (of ``helpers.explorers.REGISTRY``) to helper calls and returns
 ``Expected``: the weights and output the data-state must hold, and the matrix of every heatmap table
 in the order the page shows them. The browser tests compare the numbers printed in the heatmaps'
-cells with ``cell_texts`` of these (the format of ``helpers.panels.format_matrix``). A kind missing
-here fails the test with a message naming it, so a new explorer cannot go unchecked: adding an
-explorer means adding one function here.
+cells with ``cell_texts`` of these (the format of ``helpers.panels.format_matrix``). A registered kind
+missing from ``KINDS`` fails ``tests/test_registry.py`` (a normal test), so a new explorer cannot go
+unchecked: adding an explorer means adding one function here.
 """
 
 from __future__ import annotations

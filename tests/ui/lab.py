@@ -84,6 +84,21 @@ def notebook_paths(root: Path = NOTEBOOKS) -> list[Path]:
     return sorted(p for p in root.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
 
 
+def lesson_notebooks(root: Path = NOTEBOOKS) -> dict[str, Path]:
+    """Kind -> the lesson notebook of every registered explorer (``helpers.explorers.REGISTRY``: lesson "02" is
+    ``notebooks/02-*.ipynb``), in lesson order; a FileNotFoundError when a lesson has no notebook or two."""
+    from helpers.explorers import REGISTRY
+
+    found = {}
+    for kind, entry in REGISTRY.items():
+        paths = sorted(root.glob(f"{entry.lesson}-*.ipynb"))
+        if len(paths) != 1:
+            raise FileNotFoundError(f"explorer {kind!r} of lesson {entry.lesson} needs one notebook "
+                                    f"{root}/{entry.lesson}-*.ipynb, found {[p.name for p in paths]}")
+        found[kind] = paths[0]
+    return found
+
+
 def find_chromium() -> str | None:
     """Path of a Chromium/Chrome: $CHROMIUM_PATH, then the usual names on PATH, then Playwright's own build."""
     env = os.environ.get("CHROMIUM_PATH")
@@ -701,7 +716,7 @@ def assert_updated_in_place(report: dict, where: str) -> None:
     assert not report["other"], f"{where}: the update also changed {report['other']}"
 
 
-# Explorers whose control a person tries first (pick_slider) reshapes their tables by design, so the
-# browser builds them anew: the step slider of 'generation' grows the cache by a row, 'tiles' shows
+# Explorers (kinds of helpers.explorers.REGISTRY; tests/test_registry.py checks) whose control a person tries
+# first (pick_slider) reshapes their tables by design, so the browser builds them anew: the step slider of 'generation' grows the cache by a row, 'tiles' shows
 # another block of keys.
 RESHAPING_KINDS = {"generation", "tiles"}

@@ -4,7 +4,8 @@ Run: ``python tests/ui/screenshots.py [--out images] [--present] [NOTEBOOK ...]`
 conftest.py). With ``--present`` it shows the classroom view instead: a 1280×720 window, JupyterLab's
 View > Presentation Mode, the file browser closed and ``helpers.presentation(True)``, the main explorer
 scrolled to the top; the whole window is saved as ``<out>/presentation-<notebook stem>.png``.
-For every notebook (default: those under notebooks/, solutions excluded) that has an ``.attn-explorer``,
+For every notebook (default: the lesson notebook of every registered explorer, ``lab.lesson_notebooks``)
+that has an ``.attn-explorer``,
 it runs all cells in headless Chromium and saves an element screenshot of the output area of its main
 explorer (the one with the most sliders; the first of those) to ``<out>/screenshot-<notebook stem>.png``. Names are stable, so a rerun replaces the files.
 Images wider than ``--max-width`` pixels are scaled down (Pillow, Lanczos) to keep them modest.
@@ -21,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import lab  # noqa: E402
 
-# explorer kind -> (scalar slider, arrow presses): the state a screenshot shows instead of the start state
+# explorer kind (of helpers.explorers.REGISTRY; tests/test_registry.py checks) -> (scalar slider, arrow presses):
+# the state a screenshot shows instead of the start state
 SHOW_STATE = {
     "overflow": ("magnitude", 13),  # m = 0.65: float16's naive softmax has turned NaN
     "generation": ("step", 5),  # step 6: the query of 'it' finds 'cat' over six cached keys and values
@@ -92,14 +94,14 @@ def present(page, out: Path) -> tuple[int, int] | None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("notebooks", nargs="*", type=Path, help="notebooks (default: notebooks/*.ipynb)")
+    ap.add_argument("notebooks", nargs="*", type=Path, help="notebooks (default: those of the explorers' lessons)")
     ap.add_argument("--out", type=Path, default=lab.REPO / "images", help="output folder (default images/)")
     ap.add_argument(
         "--max-width", type=int, default=1000, help="scale wider screenshots down (default 1000 px)"
     )
     ap.add_argument("--present", action="store_true", help="classroom view at 1280x720 instead")
     args = ap.parse_args(argv)
-    notebooks = [p.resolve() for p in args.notebooks] or sorted(lab.NOTEBOOKS.glob("*.ipynb"))
+    notebooks = [p.resolve() for p in args.notebooks] or sorted(set(lab.lesson_notebooks().values()))
     if lab.find_chromium() is None:
         print(lab.INSTALL_HINT, file=sys.stderr)
         return 2
