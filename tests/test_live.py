@@ -33,11 +33,21 @@ from helpers import panels as P  # noqa: E402
 from helpers import sentence as S  # noqa: E402
 from helpers.controls import MatrixSliders, MatrixToggles, choice, scalar_slider  # noqa: E402
 from helpers.explorer import Explorer, Shown, presentation, state_from_html, state_html  # noqa: E402
-from helpers.liveview import _CSS, _ESM, HeatmapView, Readout, view_payload  # noqa: E402
+from helpers.liveview import (  # noqa: E402
+    HEATMAP_JS,
+    LIVEVIEW_CSS,
+    READOUT_JS,
+    HeatmapView,
+    Readout,
+    set_unsynced,
+    view_payload,
+)
+from helpers.liveview import messages as M  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "ui"))
 import expected as ui_expected  # noqa: E402
 
+_ESM, _CSS = HEATMAP_JS.read_text(), LIVEVIEW_CSS.read_text()  # what anywidget sends the browser
 TOL = {"rtol": 1e-12, "atol": 1e-12}  # data-state numbers are the helper's numbers, up to float repr
 
 
@@ -576,7 +586,8 @@ def test_no_hand_written_image_encoding_remains():
 class _Wire:
     """Records what an explorer's heatmaps and readout send, and applies it to copies of their states as the
     browser does: a new View replaces a heatmap's state; the readout's message carries the readout's HTML
-    and, by key, the changed cells or the new View of the heatmaps."""
+    and, by key, the changed cells or the new View of the heatmaps (applied with helpers.liveview.messages.apply,
+    the kernel's own, as heatmap.js applies them: tests/ui/test_liveview_ui.py replays them into that)."""
 
     def __init__(self, ex: Explorer) -> None:
         self.ex, self.sent = ex, []
@@ -592,19 +603,7 @@ class _Wire:
             w.comm.send = send
 
     def _cells(self, key: str, msg: dict) -> None:
-        state = self.state[key]
-        if msg["type"] == "attn-view":
-            assert msg["rev"] == msg["view"]["rev"] > state["rev"], "a View older than the one shown"
-            self.state[key] = copy.deepcopy(msg["view"])
-            return
-        assert msg["type"] == "attn-cells" and msg["rev"] == state["rev"], "cells for another View than the one shown"
-        for k, caption in msg["caption"]:
-            state["tables"][k]["caption"] = caption
-        for k, index, texts, colors in msg["cells"]:
-            for i, t, c in zip(index, texts, colors, strict=True):
-                state["tables"][k]["text"][i], state["tables"][k]["color"][i] = t, c
-        for n, label, ticks in msg.get("legends", []):  # a colour bar whose scale moved
-            state["legends"][n]["label"], state["legends"][n]["ticks"] = label, ticks
+        self.state[key] = M.apply(self.state[key], copy.deepcopy(msg))  # ValueError: a View or cells out of turn
 
     def take(self) -> list[tuple]:
         out, self.sent = self.sent, []
@@ -693,6 +692,59 @@ def test_a_heatmap_alone_sends_its_own_cells_message_and_its_new_views_as_the_tr
     assert sent[1]["state"]["_view"] == view.snapshot() and view.snapshot()["rev"] == 2
 
 
+def test_the_patch_from_one_view_to_the_next_is_pure_and_applying_it_gives_the_next():
+    panel = lambda *w, title="w": P.View([P.Panel(np.array([w]), title)])  # noqa: E731
+    old = {**view_payload(panel(0.25, 0.75)), "rev": 1}
+    for new in (view_payload(panel(0.5, 0.5)), view_payload(panel(0.25, 0.75, title="v")),
+                view_payload(panel(0.25, 0.25, 0.5))):  # cells, a caption, a new layout
+        before, kept = copy.deepcopy(old), copy.deepcopy(new)
+        msg = M.patch(old, new)
+        assert old == before and new == kept, "patch changed its arguments"
+        got = M.apply(copy.deepcopy(old), msg)
+        assert {k: v for k, v in got.items() if k != "rev"} == new and got["rev"] == msg["rev"]
+        assert msg["type"] == ("attn-view" if len(new["tables"][0]["cols"]) == 3 else "attn-cells")
+    assert M.patch(old, {k: v for k, v in old.items() if k != "rev"}) is None  # nothing changed
+    with pytest.raises(ValueError, match="cells for View 1 cannot change View 2"):
+        M.apply({**old, "rev": 2}, M.patch(old, view_payload(panel(0.5, 0.5))))
+
+
+def test_a_value_the_readouts_message_carries_is_not_synced_again_even_when_it_holds_tuples():
+    """set_unsynced, the one use of ipywidgets' private _lock_property: a trait set for a message that carries it
+    sends nothing of its own (one message per update), also when the value holds tuples (JSON gives lists back,
+    and ipywidgets compares the round trip with the locked value as given: a tuple would send the whole value)."""
+    panel = lambda *w: P.View([P.Panel(np.array([w]), "w")])  # noqa: E731
+    view, readout, sent = HeatmapView(panel(0.25, 0.75)), Readout(), []
+    for w in (view, readout):
+        def send(data=None, metadata=None, buffers=None, w=w, original=w.comm.send):
+            sent.append((w, copy.deepcopy(data)))
+            return original(data=data, metadata=metadata, buffers=buffers)
+
+        w.comm.send = send
+    msg = view.show(panel(0.25, 0.25, 0.5), send=False)  # a new layout: the whole View, for the readout to carry
+    assert msg["type"] == "attn-view" and sent == [] and view.snapshot() == msg["view"]
+    readout.update("<b>3 keys</b>", {view: msg})
+    assert [(w, d["method"]) for w, d in sent] == [(readout, "custom")]  # ONE message: no sync of _view or value
+    assert sent[0][1]["content"]["views"][view._key]["view"] == view.get_state()["_view"]
+    state = {**copy.deepcopy(msg["view"]), "rev": 3}
+    tuples = {**state, "tables": [{**t, "cols": tuple(t["cols"]), "color": tuple(t["color"])} for t in state["tables"]]}
+    got = set_unsynced(view, _view=tuples)["_view"]
+    assert len(sent) == 1, "a value holding tuples was synced again in full"
+    assert got == state
+    assert view.snapshot() == state and type(view._view["tables"][0]["cols"]) is list
+    view._view = {**state, "rev": 4}  # set as usual: ipywidgets syncs it (so the counts above can fail)
+    assert [d["method"] for _, d in sent[1:]] == ["update"]
+
+
+def test_the_message_types_are_written_the_same_in_python_and_in_the_es_module():
+    """The TypedDicts of helpers.liveview.messages and the JSDoc @typedef of heatmap.js name the same fields."""
+    js = re.sub(r"\n\s*\*", " ", _ESM)  # a typedef continued on the next comment line
+    typedefs = {name: body for body, name in re.findall(r"@typedef \{\{(.*?)\}\} (\w+)", js)}
+    for name in ("Lut", "WeightsBar", "Bar", "Table", "ViewState", "CellsMessage", "ViewMessage", "ReadoutMessage"):
+        fields = set(re.findall(r"(?:^|,)\s*(\w+)\??:", typedefs[name]))
+        assert fields == set(getattr(M, name).__annotations__), f"{name}: heatmap.js and messages.py differ"
+    assert "ReadoutMessage" in READOUT_JS.read_text() and "messages.py" in READOUT_JS.read_text()
+
+
 @pytest.mark.parametrize("kind", list(EXPLORERS))
 def test_the_browser_replaying_the_messages_shows_what_show_returns(kind):
     """After a sweep of control changes, the state built from the messages alone == the Views of the last
@@ -715,7 +767,9 @@ def test_the_browser_replaying_the_messages_shows_what_show_returns(kind):
             wire.take()
             for view, shown in zip(ex._views, ex._shown.views, strict=True):
                 got = {k: v for k, v in wire.state[view._key].items() if k != "rev"}
-                assert got == view_payload(shown), f"{kind}: after a change the browser's state differs from the View"
+                want = view_payload(shown)
+                assert got == want, f"{kind}: after a change the browser's state differs from the View"
+                assert json.loads(json.dumps(want)) == want, f"{kind}: the payload is not all JSON types (a tuple?)"
             assert wire.readout == ex.readout.value
     assert moved
 

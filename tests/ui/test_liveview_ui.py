@@ -3,8 +3,9 @@ replayed message by message into the ES modules, ends in the page the kernel's s
 
 For several explorers (their bars move; 09's cache and 08's tiles change layout),
 the controls are moved at random (fixed seed) in the kernel, and every message the heatmaps and the readout
-send is recorded. In a blank page, the modules ``_ESM`` and ``_READOUT_ESM`` run on stand-in widget models
-(get, set, on, off, as anywidget gives them), two browser views per heatmap, and take those messages:
+send is recorded. In a blank page, the modules ``heatmap.js`` and ``readout.js`` (helpers/liveview/) run on
+stand-in widget models (get, set, on, off, as anywidget gives them), two browser views per heatmap, and take
+those messages:
 - no JavaScript error;
 - each model's state ends equal to the kernel's ``HeatmapView.snapshot()``; a view freshly built from that
   snapshot shows its captions and cell texts, each colour bar's label, ticks (text and place) under the
@@ -28,7 +29,7 @@ import pytest
 from helpers import examples as E
 from helpers import explorers as X
 from helpers import sentence as S
-from helpers.liveview import _CSS, _ESM, _READOUT_ESM, HeatmapView
+from helpers.liveview import HEATMAP_JS, LIVEVIEW_CSS, READOUT_JS, HeatmapView
 
 pytestmark = pytest.mark.ui
 
@@ -187,7 +188,8 @@ def test_the_page_ends_as_the_kernels_snapshot_says(runs, browser, kind, late):
     page = browser.new_page()
     try:
         page.goto("about:blank")
-        result = page.evaluate(_JS_REPLAY, [_ESM, _READOUT_ESM, _CSS, run])
+        modules = [HEATMAP_JS.read_text(), READOUT_JS.read_text(), LIVEVIEW_CSS.read_text()]  # as anywidget sends them
+        result = page.evaluate(_JS_REPLAY, [*modules, run])
     finally:
         page.close()
     assert not result["errors"], f"{kind}: JavaScript errors: {result['errors'][:3]}"
