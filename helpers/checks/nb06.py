@@ -24,7 +24,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from helpers.attention import causal_mask, padding_mask, project_qkv, scaled_dot_product_attention, softmax
-from helpers.checks import Verdict, _check_mask, _verdict, check_array, exercise_check
+from helpers.checks import Verdict, check_array, check_mask, exercise_check, verdict
 from helpers.sentence import adjective_head, embed, embeddings
 
 __all__ = [
@@ -62,7 +62,7 @@ def _pre_shape(answer: object, expected: np.ndarray, *, name: str, mistakes: Map
         if got is not None:
             for explanation, wrong in mistakes.items():
                 if wrong.shape != expected.shape and got.shape == wrong.shape and np.allclose(got, wrong):
-                    return _verdict(False, name, explanation)
+                    return verdict(False, name, explanation)
     same_shape = {k: v for k, v in mistakes.items() if v.shape == expected.shape}
     return check_array(answer, expected, name=name, mistakes=same_shape, hint=hint, exp=exp)
 
@@ -86,7 +86,7 @@ def check_causal_mask(answer: object) -> Verdict:
     }
     hint = (f"Hint: entry [i, j] says whether query i may look at key j (T = {T}). Which keys may a token use "
             "when the model predicts the word after it?")
-    return _check_mask(answer, right, name="Exercise 1, causal mask", mistakes=mistakes, hint=hint)
+    return check_mask(answer, right, name="Exercise 1, causal mask", mistakes=mistakes, hint=hint)
 
 
 # --------------------------------------------------------------------------- exercise 2
@@ -119,7 +119,7 @@ def check_padding_mask(answer: object) -> Verdict:
     }
     hint = ("Hint: sentence b has lengths[b] real tokens first, then padding. Compare the key positions "
             "0..T-1 with each length, then give the result an axis of length 1 for the queries.")
-    return _check_mask(answer, right, name="Exercise 2, padding mask", mistakes=mistakes, hint=hint, accept=accept)
+    return check_mask(answer, right, name="Exercise 2, padding mask", mistakes=mistakes, hint=hint, accept=accept)
 
 
 # --------------------------------------------------------------------------- exercise 3
