@@ -321,7 +321,7 @@ def _cache_state(cache):
 
 def _assert_same_state(a, b):
     assert a[:2] == b[:2] and a[5:] == b[5:]
-    for x, y in zip(a[2:5], b[2:5]):
+    for x, y in zip(a[2:5], b[2:5], strict=True):
         np.testing.assert_array_equal(x, y)
 
 
