@@ -31,6 +31,7 @@ import numpy as np
 
 from helpers.validate import (
     MAX_BYTES,
+    as_array,
     as_numeric,
     byte_size,
     check_axis,
@@ -494,12 +495,8 @@ def padding_mask(lengths: object, T: int) -> np.ndarray:
     (multi_head_attention does that itself).
     """
     T = _check_T(T, "padding_mask", "the (T, T) float64 attention weights it masks", 8)
-    if isinstance(lengths, (str, bytes)):
-        raise TypeError(f"lengths must be a 1-D sequence of integers, got a {type(lengths).__name__}")
-    try:
-        arr = np.asarray(lengths)
-    except ValueError as err:  # ragged nested lists
-        raise ValueError(f"lengths must be a 1-D sequence of integers: {err}") from None
+    words = "a 1-D sequence of integers"
+    arr = as_array(lengths, "lengths", what=words, rectangular=words)
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"lengths must be a non-empty 1-D sequence (one length per sentence), got shape {arr.shape}")
     # a list such as [True, 2] becomes an int array: look at the caller's own items for booleans

@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from helpers.validate import as_numeric, check_int, check_real, check_rng, refuse_large
+from helpers.validate import as_array, as_numeric, check_int, check_real, check_rng, refuse_large
 
 __all__ = [
     "onehot_positions",
@@ -50,12 +50,7 @@ def _check_base(base: object) -> float:
 
 def _as_index_array(value: object, name: str, T: int, x_shape: tuple, *, kinds: str, what: str) -> np.ndarray:
     """``value`` as a 1-D array of shape (T,) whose dtype kind is in ``kinds``, or a named error."""
-    if isinstance(value, (str, bytes)):
-        raise TypeError(f"{name} must be an array of {what}, got a {type(value).__name__}")
-    try:
-        arr = np.asarray(value)
-    except ValueError as err:  # ragged nested lists
-        raise ValueError(f"{name} must be a 1-D array of {what}: {err}") from None
+    arr = as_array(value, name, what=f"an array of {what}", rectangular=f"a 1-D array of {what}")
     if arr.size and (arr.dtype == bool or arr.dtype.kind not in kinds):
         raise TypeError(f"{name} must hold {what}, got dtype {arr.dtype} with shape {arr.shape}")
     if arr.shape != (T,):

@@ -27,6 +27,7 @@ __all__ = [
     "check_flag",
     "check_rng",
     "check_labels",
+    "as_array",
     "as_numeric",
     "check_finite",
     "as_matrix",
@@ -126,14 +127,19 @@ def check_labels(labels: object, n: int, name: str, *, against: str, start: int 
 # --------------------------------------------------------------------------- arrays
 
 
+def as_array(x: object, name: str, *, what: str, rectangular: str) -> np.ndarray:
+    """np.asarray(x), refusing text ("{name} must be {what}") and ragged lists ("{name} must be {rectangular}")."""
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"{name} must be {what}, got a {type(x).__name__}")
+    try:
+        return np.asarray(x)
+    except ValueError as err:  # ragged nested lists
+        raise ValueError(f"{name} must be {rectangular}: {err}") from None
+
+
 def as_numeric(x: object, name: str, *, min_ndim: int = 0, finite: str = "all") -> np.ndarray:
     """``x`` as a non-empty float array with at least ``min_ndim`` axes, checked by ``finite`` (see check_finite)."""
-    if isinstance(x, (str, bytes)):
-        raise TypeError(f"{name} must be a numeric array, got a {type(x).__name__}")
-    try:
-        arr = np.asarray(x)
-    except ValueError as err:  # ragged nested lists
-        raise ValueError(f"{name} must be a rectangular numeric array: {err}") from None
+    arr = as_array(x, name, what="a numeric array", rectangular="a rectangular numeric array")
     if arr.dtype == bool or arr.dtype.kind not in "iuf":
         raise TypeError(
             f"{name} must hold real numbers (int or float), got dtype {arr.dtype}"
@@ -193,12 +199,8 @@ def check_matrices(params: object, names: tuple[str, ...]) -> dict[str, np.ndarr
 
 def as_token_ids(tokens: object, name: str) -> np.ndarray:
     """``tokens`` as an integer array; a TypeError or ValueError naming ``name`` for text, ragged lists, non-integers."""
-    if isinstance(tokens, (str, bytes)):
-        raise TypeError(f"{name} must be an integer array of token ids, got a {type(tokens).__name__}")
-    try:
-        arr = np.asarray(tokens)
-    except ValueError as err:  # ragged nested lists
-        raise ValueError(f"{name} must be a rectangular integer array of token ids: {err}") from None
+    arr = as_array(tokens, name, what="an integer array of token ids",
+                   rectangular="a rectangular integer array of token ids")
     if arr.dtype == bool or arr.dtype.kind not in "iu":
         raise TypeError(f"{name} must hold integer token ids, got dtype {arr.dtype} with shape {arr.shape}")
     return arr

@@ -134,3 +134,11 @@ def test_validate_imports_only_the_standard_library_and_numpy():
     imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
     assert imported == {"__future__", "collections", "math", "numbers", "numpy"}
+
+
+def test_as_array_refuses_text_and_ragged_lists_in_the_callers_words():
+    np.testing.assert_array_equal(V.as_array([1, 2], "x", what="-", rectangular="-"), [1, 2])
+    with pytest.raises(TypeError, match=rx("lengths must be a list of ints, got a str")):
+        V.as_array("12", "lengths", what="a list of ints", rectangular="-")
+    with pytest.raises(ValueError, match=rx("x must be a rectangular array: ")):
+        V.as_array([[1, 2], [3]], "x", what="-", rectangular="a rectangular array")
