@@ -26,6 +26,7 @@ __all__ = [
     "check_array_any_shape",
     "check_number",
     "check_mask",
+    "answer_floats",
     "verdict",
     "exercise_check",
     "input_array",
@@ -145,15 +146,11 @@ def check_array_any_shape(answer: object, expected: np.ndarray, *, name: str, mi
                           hint: str, exp: bool = False) -> Verdict:
     """``check_array``, after first matching the mistakes whose shape differs from the right answer's."""
     if answer is not None and answer is not Ellipsis:
-        try:
-            got = None if np.iscomplexobj(answer) else np.asarray(answer, dtype=float)
-        except (TypeError, ValueError, OverflowError):  # e.g. an int beyond float64: check_array reports it
-            got = None
+        got = answer_floats(answer)  # None for what check_array reports itself, e.g. an int beyond float64
         if got is not None:
             for explanation, wrong in mistakes.items():
                 if wrong.shape != expected.shape and got.shape == wrong.shape and np.allclose(got, wrong):
-                    print(f"❌ {name}: {explanation}")
-                    return Verdict(False)
+                    return verdict(False, name, explanation)
     same_shape = {k: v for k, v in mistakes.items() if v.shape == expected.shape}
     return check_array(answer, expected, name=name, mistakes=same_shape, hint=hint, exp=exp)
 
@@ -161,17 +158,22 @@ def check_array_any_shape(answer: object, expected: np.ndarray, *, name: str, mi
 # ------------------------------------------------ checks of one number and of a boolean mask (notebooks 06, 08-10)
 
 
+def answer_floats(answer: object) -> np.ndarray | None:
+    """The answer as a float array, or None when it is not one (complex, text, ragged, beyond float64)."""
+    try:
+        if np.iscomplexobj(answer):
+            return None
+        return np.asarray(answer, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
 def _number(answer: object) -> object:
     """A one-element answer ([5.0], np.array(5.0), 5) as a float; anything else unchanged."""
     if answer is None or answer is Ellipsis or isinstance(answer, (str, bytes)):
         return answer
-    try:
-        if np.iscomplexobj(answer):
-            return answer
-        arr = np.asarray(answer, dtype=float)
-    except (TypeError, ValueError, OverflowError):
-        return answer
-    return float(arr.reshape(-1)[0]) if arr.size == 1 else answer
+    arr = answer_floats(answer)
+    return float(arr.reshape(-1)[0]) if arr is not None and arr.size == 1 else answer
 
 
 def _describe(got: object) -> str:
