@@ -179,6 +179,7 @@ def default_periods(T: int, n_letters: int) -> tuple[int, int]:
 
     shortest is 3 (2 when T < 7); longest is (T-1)//2, so that the segment fits twice into the T-1 letters
     after ^, capped at n_letters and raised to at least 2 (so for T < 5 the segment does not fit twice).
+    Not checked against each other: n_letters = 2 with T >= 7 gives (3, 2), an empty range.
     """
     T, n_letters = _check_sizes(T, n_letters)
     return 2 if T < 7 else 3, max(2, min((T - 1) // 2, n_letters))
