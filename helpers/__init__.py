@@ -5,7 +5,8 @@
 ``Panel``/``View`` of ``helpers.panels``; controls in ``helpers.controls``; the explorer protocol in
 ``helpers.explorer`` and the explorers in ``helpers.explorers``; ``helpers.presentation(True)``
 enlarges the live views for a projector; the
-reference texts' numbers in ``helpers.examples``, and exercise checks in ``helpers.checks``.
+reference texts' numbers in ``helpers.examples``, exercise checks in ``helpers.checks``, and the
+argument checks every module shares (one wording for each mistake) in ``helpers.validate``.
 Importing the package changes nothing (no seeding, no matplotlib styling).
 """
 

@@ -15,17 +15,36 @@ Shape notation used throughout this module:
 Tokens are rows. Softmax runs over the last axis, i.e. over the keys, so every row
 of an attention-weight matrix sums to 1.
 
-Every public function checks its arguments and raises ``TypeError`` (wrong kind of
-thing) or ``ValueError`` (right kind, wrong shape or value) with a message that
-names the argument and the shapes it got.
+Every public function checks its arguments (with ``helpers.validate``) and raises
+``TypeError`` (wrong kind of thing) or ``ValueError`` (right kind, wrong shape or value)
+with a message that names the argument and the shapes it got. The exceptions are the
+building blocks the other math modules reuse on arrays they have already checked, named
+so: ``attend``, ``softmax_in_place``, ``split_heads_unchecked``, ``merge_heads_unchecked``
+(not in ``__all__``).
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
+
+from helpers.validate import (
+    MAX_BYTES,
+    as_array,
+    as_numeric,
+    byte_size,
+    check_axis,
+    check_int,
+    check_mask,
+    check_qk_width,
+    check_qkv,
+    check_rng,
+    check_scale,
+    check_weight,
+    refuse_empty_rows,
+    refuse_overflow,
+)
 
 __all__ = [
     "softmax",
@@ -46,162 +65,41 @@ __all__ = [
     "attention_steps",
 ]
 
-_FLOATS = (np.float16, np.float32, np.float64)
-
 # Limits on what one call may allocate, so that a typo (10**6 for 10**2) ends in a message, not a MemoryError
 # or a frozen kernel. Far above the notebooks: notebook 08 measures attention up to T = 4,096.
 MAX_T = 32_768  # causal_mask / padding_mask: a (T, T) boolean mask of 1 GiB
-MAX_BYTES = 2**30  # xavier_normal: one float64 matrix of at most 1 GiB
+# xavier_normal: one float64 matrix of at most MAX_BYTES (1 GiB, helpers.validate)
+
+_size = byte_size  # kept for plots.py until it uses helpers.validate
 
 
 # --------------------------------------------------------------------------- checks
 
 
-def _as_numeric(x: object, name: str, *, min_ndim: int = 0, finite: str = "all") -> np.ndarray:
-    """Return ``x`` as a float array, or raise a message that names ``name``.
-
-    finite: "all" rejects NaN and ±inf, "no_pos_inf" rejects NaN and +inf (softmax
-    accepts -inf as "weight 0"), "none" checks nothing (the naive softmax).
-    """
-    if isinstance(x, (str, bytes)):
-        raise TypeError(f"{name} must be a numeric array, got a {type(x).__name__}")
-    try:
-        arr = np.asarray(x)
-    except ValueError as err:  # ragged nested lists
-        raise ValueError(f"{name} must be a rectangular numeric array: {err}") from None
-    if arr.dtype == bool or arr.dtype.kind not in "iuf":
-        raise TypeError(
-            f"{name} must hold real numbers (int or float), got dtype {arr.dtype}"
-            + (" (booleans are masks, not scores)" if arr.dtype == bool else "")
-        )
-    if arr.ndim < min_ndim:
-        raise ValueError(f"{name} must have at least {min_ndim} dimensions, got shape {arr.shape}")
-    if arr.size == 0:
-        raise ValueError(f"{name} is empty (shape {arr.shape}): attention needs at least one token and one feature")
-    if arr.dtype.kind in "iu":
-        arr = arr.astype(np.float64)
-    elif arr.dtype not in _FLOATS:  # longdouble and friends
-        arr = arr.astype(np.float64)
-    if finite != "none":
-        # one pass over the data (no NaN/inf: the common case); find out what and where only on failure
-        ok = np.isfinite(arr).all() if finite == "all" else (arr < np.inf).all()  # NaN < inf is False
-        if ok:
-            return arr
-        if np.isnan(arr).any():
-            where = tuple(int(i) for i in np.argwhere(np.isnan(arr))[0])
-            raise ValueError(f"{name} contains NaN (first at index {where}, shape {arr.shape})")
-        bad = np.isinf(arr) if finite == "all" else np.isposinf(arr)
-        if bad.any():
-            where = tuple(int(i) for i in np.argwhere(bad)[0])
-            kind = "an infinite value" if finite == "all" else "+inf"
-            raise ValueError(f"{name} contains {kind} (first at index {where}, shape {arr.shape})")
-    return arr
-
-
-def _size(n_bytes: int) -> str:
-    """n_bytes in words: '1.5 GiB'."""
-    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n_bytes >= size:
-            return f"{n_bytes / size:.3g} {unit}"
-    return f"{n_bytes} bytes"
-
-
-def _refuse_large(n_numbers: int, what: str, lower: str) -> None:
-    """A ValueError if an array of n_numbers float64 (or int64) would exceed MAX_BYTES (1 GiB), saying what and why."""
-    n_bytes = 8 * n_numbers
-    if n_bytes > MAX_BYTES:
-        raise ValueError(
-            f"{what} would take {n_bytes:,} bytes ({_size(n_bytes)}), above the limit of 1 GiB per array that keeps "
-            f"a typo from exhausting the memory: lower {lower}"
-        )
-
-
 def _check_T(T: object, func: str, what: str, itemsize: int) -> int:
     """T as an int from 1 to MAX_T; above, a ValueError naming T and the bytes of ``what`` (T², itemsize each)."""
-    T = _check_int(T, "T", minimum=1)
+    T = check_int(T, "T", minimum=1)
     if T > MAX_T:
         n_bytes = T * T * itemsize
         limit = "(a 1 GiB boolean mask)" if func == "causal_mask" else "as causal_mask does"
         raise ValueError(
-            f"T = {T:,} is too large: {what} would take {n_bytes:,} bytes ({_size(n_bytes)}); {func} accepts T up to "
+            f"T = {T:,} is too large: {what} would take {n_bytes:,} bytes ({byte_size(n_bytes)}); {func} accepts T up to "
             f"{MAX_T:,} {limit}, so that a typo cannot exhaust the memory"
         )
     return T
 
 
-def _check_int(value: object, name: str, *, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}")
-    return int(value)
-
-
-def _as_mask(mask: object) -> np.ndarray:
-    try:
-        arr = np.asarray(mask)
-    except ValueError as err:  # ragged nested lists
-        raise ValueError(f"mask must be a rectangular boolean array: {err}") from None
-    if arr.dtype != bool:
-        raise TypeError(
-            f"mask must be a boolean array (True = may attend), got dtype {arr.dtype} with shape {arr.shape}; "
-            "for an additive -inf mask, add it to the scores yourself"
-        )
-    return arr
-
-
-def _check_scale(scale: object, d_k: int) -> float:
-    if scale is None:
-        return 1.0 / math.sqrt(d_k)
-    if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
-        raise TypeError(f"scale must be a real number or None (meaning 1/sqrt(d_k)), got {scale!r}")
-    scale = float(scale)
-    if not math.isfinite(scale) or scale <= 0:
-        raise ValueError(f"scale must be a finite number > 0, got {scale}")
-    return scale
-
-
-def _check_weight(W: object, name: str, d_in: int, x_shape: tuple) -> np.ndarray:
-    W = _as_numeric(W, name)
-    if W.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D matrix (d_in, d_out), got shape {W.shape}")
-    if W.shape[0] != d_in:
-        raise ValueError(
-            f"{name} has shape {W.shape} but X has {d_in} features (X shape {x_shape}); "
-            f"{name} needs {d_in} rows"
-        )
-    return W
-
-
 # --------------------------------------------------------------------------- softmax
-
-
-def _check_axis(axis: object, ndim: int) -> int:
-    if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
-        raise TypeError(f"axis must be an integer, got {axis!r}")
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of range for an array with {ndim} dimensions")
-    return int(axis)
-
-
-def _refuse_empty_rows(row_max: np.ndarray, axis: int, shape: tuple) -> None:
-    """Raise if a row's maximum (kept dims) is -inf: every entry of that row is -inf."""
-    if np.isneginf(row_max).any():
-        where = tuple(int(i) for i in np.argwhere(np.isneginf(np.squeeze(row_max, axis)))[0])
-        raise ValueError(
-            f"x has a row along axis {axis} whose every entry is -inf (the row at index {where} of the "
-            f"other axes, shape {shape}); softmax of nothing is undefined (a fully masked row?)"
-        )
 
 
 def softmax(x: object, axis: int = -1) -> np.ndarray:
     """Numerically stable softmax along ``axis``: exp(x - max) / sum(exp(x - max))."""
-    x = _as_numeric(x, "x", min_ndim=1, finite="no_pos_inf")
-    axis = _check_axis(axis, x.ndim)
+    x = as_numeric(x, "x", min_ndim=1, finite="no_pos_inf")
+    axis = check_axis(axis, x.ndim)
     out_dtype = x.dtype
     work = x.astype(np.float32) if x.dtype == np.float16 else x  # float16 sums lose too much
     m = np.max(work, axis=axis, keepdims=True)  # (..., 1, ...) the row maximum
-    _refuse_empty_rows(m, axis, x.shape)
+    refuse_empty_rows(m, axis, x.shape)
     with np.errstate(over="ignore", under="ignore"):  # 1e308 - (-1e308) = -inf; exp(-inf) = 0 is exact
         e = np.exp(work - m)  # same shape as x; every exponent <= 0, the largest term is exactly 1
     return (e / np.sum(e, axis=axis, keepdims=True)).astype(out_dtype, copy=False)
@@ -209,8 +107,8 @@ def softmax(x: object, axis: int = -1) -> np.ndarray:
 
 def naive_softmax(x: object, axis: int = -1) -> np.ndarray:
     """Textbook softmax exp(x) / sum(exp(x)); overflows to inf and nan on purpose."""
-    x = _as_numeric(x, "x", min_ndim=1, finite="none")
-    axis = _check_axis(axis, x.ndim)
+    x = as_numeric(x, "x", min_ndim=1, finite="none")
+    axis = check_axis(axis, x.ndim)
     e = np.exp(x)  # overflows to inf for x > ~709.78 in float64 (88.72 float32, 11.09 float16)
     return e / np.sum(e, axis=axis, keepdims=True)
 
@@ -218,63 +116,15 @@ def naive_softmax(x: object, axis: int = -1) -> np.ndarray:
 # --------------------------------------------------------------------------- attention
 
 
-def _check_mask(mask: object, scores_shape: tuple, expected: str) -> np.ndarray:
-    """Return ``mask`` as a bool array that broadcasts to ``scores_shape``; refuse a row with no key.
-
-    expected: how the message describes ``scores_shape`` to the caller. The mask is not broadcast
-    (no memory): every check runs on the caller's own shape.
-    """
-    mask = _as_mask(mask)
-    try:
-        ok = np.broadcast_shapes(mask.shape, scores_shape) == scores_shape
-    except ValueError:
-        ok = False
-    if not ok:
-        raise ValueError(f"mask has shape {mask.shape}, which does not broadcast to {expected}")
-    empty = ~np.atleast_1d(mask).any(axis=-1)  # mask.shape[:-1]: query rows with nothing to attend to
-    if empty.any():
-        where = tuple(int(i) for i in np.argwhere(np.broadcast_to(empty, scores_shape[:-1]))[0])
-        raise ValueError(
-            f"mask leaves query {where[-1] + 1} (counted from 1; NumPy index {where}) with every key masked; "
-            "softmax over no keys is undefined"
-        )
-    return mask
-
-
-def _check_qkv(
-    Q: object, K: object, V: object = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, tuple[int, ...]]:
-    """Q, K and V (None: Q and K only) as numeric arrays whose shapes fit attention, and their batch shape."""
-    Q = _as_numeric(Q, "Q", min_ndim=2)
-    K = _as_numeric(K, "K", min_ndim=2)
-    V = None if V is None else _as_numeric(V, "V", min_ndim=2)
-    if Q.shape[-1] != K.shape[-1]:
-        raise ValueError(
-            f"Q and K must have the same last dimension d_k: Q has shape {Q.shape} (d_k={Q.shape[-1]}) "
-            f"but K has shape {K.shape} (d_k={K.shape[-1]})"
-        )
-    if V is not None and K.shape[-2] != V.shape[-2]:
-        raise ValueError(
-            f"K and V must have the same number of tokens T_k: K has shape {K.shape} ({K.shape[-2]} keys) "
-            f"but V has shape {V.shape} ({V.shape[-2]} values)"
-        )
-    try:
-        batch = np.broadcast_shapes(*(x.shape[:-2] for x in (Q, K, V) if x is not None))
-    except ValueError:
-        which = f"Q {Q.shape} and K {K.shape}" if V is None else f"Q {Q.shape}, K {K.shape} and V {V.shape}"
-        raise ValueError(f"the leading (batch/head) dimensions of {which} do not broadcast") from None
-    return Q, K, V, batch
-
-
 def _check_attention_inputs(
     Q: object, K: object, V: object, mask: object, scale: object
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, float]:
     """The checks of scaled_dot_product_attention and tiled_attention: (Q, K, V, mask, scale), checked."""
-    Q, K, V, batch = _check_qkv(Q, K, V)
-    scale = _check_scale(scale, Q.shape[-1])
+    Q, K, V, batch = check_qkv(Q, K, V)
+    scale = check_scale(scale, Q.shape[-1])
     if mask is not None:
         scores_shape = (*batch, Q.shape[-2], K.shape[-2])
-        mask = _check_mask(mask, scores_shape, f"the scores' shape {scores_shape} (..., T_q, T_k)")
+        mask = check_mask(mask, scores_shape, f"the scores' shape {scores_shape} (..., T_q, T_k)")
     return Q, K, V, mask, scale
 
 
@@ -309,7 +159,7 @@ def _refuse_overflowing_scores(scores: np.ndarray, Q: np.ndarray, K: np.ndarray,
         )
 
 
-def _softmax_in_place(scores: np.ndarray) -> np.ndarray:
+def softmax_in_place(scores: np.ndarray) -> np.ndarray:
     """Softmax over the last axis of checked scores (finite, or -inf where masked), overwriting them."""
     work = scores.astype(np.float32) if scores.dtype == np.float16 else scores  # float16 sums lose too much
     with np.errstate(over="ignore", under="ignore"):  # 1e308 - (-1e308) = -inf; exp(-inf) = 0 is exact
@@ -328,7 +178,7 @@ def _scaled_scores(Q: np.ndarray, K: np.ndarray, scale: float, dtype: np.dtype) 
     return scores
 
 
-def _attend(
+def attend(
     Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: np.ndarray | None, scale: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """The math of scaled_dot_product_attention, on checked arrays: one (T_q, T_k) array (float16: two)."""
@@ -340,7 +190,7 @@ def _attend(
         if shape != scores.shape:
             scores = np.broadcast_to(scores, shape).copy()  # (..., T_q, T_k) one row of scores per mask row
         np.copyto(scores, -np.inf, where=~mask)  # (..., T_q, T_k) masked keys get weight exactly 0
-    weights = _softmax_in_place(scores)  # (..., T_q, T_k) every row sums to 1; scores are gone
+    weights = softmax_in_place(scores)  # (..., T_q, T_k) every row sums to 1; scores are gone
     output = weights @ V  # (..., T_q, T_k) @ (..., T_k, d_v) -> (..., T_q, d_v)
     return output, weights
 
@@ -350,7 +200,7 @@ def scaled_dot_product_attention(
 ) -> tuple[np.ndarray, np.ndarray]:
     """softmax(Q Kᵀ · scale, masked) V; returns (output (..., T_q, d_v), weights (..., T_q, T_k))."""
     Q, K, V, mask, scale = _check_attention_inputs(Q, K, V, mask, scale)
-    return _attend(Q, K, V, mask, scale)
+    return attend(Q, K, V, mask, scale)
 
 
 def tiled_attention(
@@ -364,7 +214,7 @@ def tiled_attention(
     al. 2022, FlashAttention). Same checks as scaled_dot_product_attention.
     """
     Q, K, V, mask, scale = _check_attention_inputs(Q, K, V, mask, scale)
-    block_size = _check_int(block_size, "block_size", minimum=1)
+    block_size = check_int(block_size, "block_size", minimum=1)
     dtype = np.result_type(Q, K, V)
     work = np.float32 if dtype == np.float16 else dtype  # as softmax: float16 sums lose too much
     batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
@@ -414,7 +264,7 @@ def tiled_attention_steps(Q: object, K: object, V: object, block_size: int, scal
     if Q.ndim != 2 or K.ndim != 2 or V.ndim != 2:
         raise ValueError(f"Q, K, V must be 2-D (one sequence), got shapes {Q.shape}, {K.shape}, {V.shape}; "
                          "for batches use tiled_attention")
-    block_size = _check_int(block_size, "block_size", minimum=1)
+    block_size = check_int(block_size, "block_size", minimum=1)
     dtype = np.result_type(Q, K, V, np.float32)  # float16 sums lose too much, as in softmax
     Q, K, V = Q.astype(dtype), K.astype(dtype), V.astype(dtype)
     T_q, T_k = Q.shape[0], K.shape[0]
@@ -446,10 +296,10 @@ def online_softmax_steps(x: object, block_size: int) -> tuple[list[dict], np.nda
     (exp(m_old - m_new), which multiplies the old sum), block_sum (sum of exp(x_b - m_new)) and
     running_sum (l). The final weights are exp(x - m) / l with the last m and l.
     """
-    x = _as_numeric(x, "x", min_ndim=1, finite="no_pos_inf")
+    x = as_numeric(x, "x", min_ndim=1, finite="no_pos_inf")
     if x.ndim != 1:
         raise ValueError(f"x must be one row (1-D), got shape {x.shape}; for batches use tiled_attention")
-    block_size = _check_int(block_size, "block_size", minimum=1)
+    block_size = check_int(block_size, "block_size", minimum=1)
     work = x.astype(np.float32) if x.dtype == np.float16 else x  # as softmax
     if work.max() == -np.inf:
         raise ValueError(f"x is -inf everywhere (shape {x.shape}): softmax of nothing is undefined (a fully masked row?)")
@@ -482,7 +332,7 @@ def attention_steps(
     output, weights = scaled_dot_product_attention(Q, K, V, scale=scale)
     dtype = weights.dtype
     Q, K = np.asarray(Q, dtype=dtype), np.asarray(K, dtype=dtype)
-    scale = _check_scale(scale, Q.shape[-1])
+    scale = check_scale(scale, Q.shape[-1])
     scores = Q @ np.swapaxes(K, -1, -2)  # (..., T_q, d_k) @ (..., d_k, T_k) -> (..., T_q, T_k)
     scaled = scores * dtype.type(scale)  # (..., T_q, T_k)
     work = scaled.astype(np.float32) if dtype == np.float16 else scaled  # as softmax does
@@ -503,7 +353,7 @@ def attention_steps(
 
 def self_attention(X: object, scale: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Attention without weights, softmax(X Xᵀ · scale) X, scale=None meaning 1/√d."""
-    X = _as_numeric(X, "X", min_ndim=2)
+    X = as_numeric(X, "X", min_ndim=2)
     return scaled_dot_product_attention(X, X, X, scale=scale)
 
 
@@ -511,34 +361,18 @@ def project_qkv(
     X: object, W_q: object, W_k: object, W_v: object
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Q = X W_q, K = X W_k, V = X W_v for X (..., T, d_in) and each W (d_in, d_out)."""
-    X = _as_numeric(X, "X", min_ndim=2)
+    X = as_numeric(X, "X", min_ndim=2)
     d_in = X.shape[-1]
-    W_q = _check_weight(W_q, "W_q", d_in, X.shape)
-    W_k = _check_weight(W_k, "W_k", d_in, X.shape)
-    W_v = _check_weight(W_v, "W_v", d_in, X.shape)
+    W_q = check_weight(W_q, "W_q", d_in, X.shape)
+    W_k = check_weight(W_k, "W_k", d_in, X.shape)
+    W_v = check_weight(W_v, "W_v", d_in, X.shape)
     with np.errstate(over="ignore", invalid="ignore"):
         Q = X @ W_q  # (..., T, d_in) @ (d_in, d_k) -> (..., T, d_k)
         K = X @ W_k  # (..., T, d_in) @ (d_in, d_k) -> (..., T, d_k)
         V = X @ W_v  # (..., T, d_in) @ (d_in, d_v) -> (..., T, d_v)
     for name, W, P in (("W_q", W_q, Q), ("W_k", W_k, K), ("W_v", W_v, V)):
-        _check_product_finite(P, f"X {X.shape} @ {name} {W.shape}")
+        refuse_overflow(P, f"X {X.shape} @ {name} {W.shape}")
     return Q, K, V
-
-
-def _check_product_finite(P: np.ndarray, what: str) -> None:
-    if not np.isfinite(P).all():
-        raise ValueError(
-            f"the product {what} overflows {P.dtype} (largest finite |entry| is {np.finfo(P.dtype).max:.3g}); "
-            "use smaller inputs or weights"
-        )
-
-
-def _check_qk_width(W_q_shape: tuple, W_k_shape: tuple) -> None:
-    if W_q_shape[1] != W_k_shape[1]:
-        raise ValueError(
-            f"W_q has shape {W_q_shape} but W_k has shape {W_k_shape}: queries and keys must have the "
-            f"same width d_k to be compared by a dot product"
-        )
 
 
 def single_head_attention(
@@ -551,7 +385,7 @@ def single_head_attention(
 ) -> tuple[np.ndarray, np.ndarray]:
     """softmax((X W_q)(X W_k)ᵀ · scale) (X W_v); returns (output (..., T, d_v), weights (..., T, T))."""
     Q, K, V = project_qkv(X, W_q, W_k, W_v)
-    _check_qk_width(np.shape(W_q), np.shape(W_k))
+    check_qk_width(np.shape(W_q), np.shape(W_k))
     return scaled_dot_product_attention(Q, K, V, mask=mask, scale=scale)
 
 
@@ -565,13 +399,15 @@ def _heads_message(name: str, d_model: int, n_heads: int) -> str:
     )
 
 
-def _split(x: np.ndarray, n_heads: int) -> np.ndarray:
+def split_heads_unchecked(x: np.ndarray, n_heads: int) -> np.ndarray:
+    """split_heads without its checks, as a view: for arrays already checked (d_model a multiple of n_heads)."""
     *lead, T, d_model = x.shape
     x = x.reshape(*lead, T, n_heads, d_model // n_heads)  # (..., T, d_model) -> (..., T, h, d_head)
     return np.swapaxes(x, -3, -2)  # (..., T, h, d_head) -> (..., h, T, d_head), a view
 
 
-def _merge(x: np.ndarray) -> np.ndarray:
+def merge_heads_unchecked(x: np.ndarray) -> np.ndarray:
+    """merge_heads without its checks: (..., h, T, d_head) -> (..., T, h·d_head)."""
     *lead, h, T, d_head = x.shape
     x = np.swapaxes(x, -3, -2)  # (..., h, T, d_head) -> (..., T, h, d_head)
     return x.reshape(*lead, T, h * d_head)  # (..., T, h, d_head) -> (..., T, h * d_head)
@@ -579,17 +415,17 @@ def _merge(x: np.ndarray) -> np.ndarray:
 
 def split_heads(x: object, n_heads: int) -> np.ndarray:
     """(..., T, d_model) -> (..., h, T, d_model/h): reshape to (..., T, h, d_head), then swap T and h."""
-    x = _as_numeric(x, "x", min_ndim=2)
-    n_heads = _check_int(n_heads, "n_heads", minimum=1)
+    x = as_numeric(x, "x", min_ndim=2)
+    n_heads = check_int(n_heads, "n_heads", minimum=1)
     if x.shape[-1] % n_heads:
         raise ValueError(_heads_message(f"x with shape {x.shape}", x.shape[-1], n_heads))
-    return np.ascontiguousarray(_split(x, n_heads))  # (..., h, T, d_head), a copy
+    return np.ascontiguousarray(split_heads_unchecked(x, n_heads))  # (..., h, T, d_head), a copy
 
 
 def merge_heads(x: object) -> np.ndarray:
     """(..., h, T, d_head) -> (..., T, h·d_head): the exact inverse of split_heads."""
-    x = _as_numeric(x, "x", min_ndim=3)
-    return _merge(x)  # (..., h, T, d_head) -> (..., T, h * d_head)
+    x = as_numeric(x, "x", min_ndim=3)
+    return merge_heads_unchecked(x)  # (..., h, T, d_head) -> (..., T, h * d_head)
 
 
 def multi_head_attention(
@@ -606,15 +442,15 @@ def multi_head_attention(
     Returns (output (..., T, d_out), weights (..., h, T, T)); with W_o=None the output is the
     concatenated heads (..., T, d_model), as the PyTorch reference text returns it.
     """
-    n_heads = _check_int(n_heads, "n_heads", minimum=1)
+    n_heads = check_int(n_heads, "n_heads", minimum=1)
     Q, K, V = project_qkv(X, W_q, W_k, W_v)  # (..., T, d_model) each; checks X and every W, once
-    _check_qk_width(np.shape(W_q), np.shape(W_k))
+    check_qk_width(np.shape(W_q), np.shape(W_k))
     for name, width in (("W_q", Q.shape[-1]), ("W_v", V.shape[-1])):
         if width % n_heads:
             raise ValueError(_heads_message(f"{name} with shape {np.shape(W_q if name == 'W_q' else W_v)}", width, n_heads))
     d_model_v = V.shape[-1]
     if W_o is not None:
-        W_o = _as_numeric(W_o, "W_o")
+        W_o = as_numeric(W_o, "W_o")
         if W_o.ndim != 2 or W_o.shape[0] != d_model_v:
             raise ValueError(
                 f"W_o has shape {W_o.shape} but the concatenated heads have {d_model_v} columns; "
@@ -623,23 +459,23 @@ def multi_head_attention(
     if mask is not None:
         *lead, T, _ = Q.shape
         shape = (*lead, T, T)
-        mask = _check_mask(mask, shape, f"(..., T, T) = {shape} for X with shape {np.shape(X)}")
+        mask = check_mask(mask, shape, f"(..., T, T) = {shape} for X with shape {np.shape(X)}")
         if mask.ndim >= 3:  # a per-batch mask (..., T, T) lines up with (..., h, T, T) once it has a head axis
             mask = np.expand_dims(mask, -3)
     # The heads are views of Q, K, V (no copies) and were checked as part of them: attend directly.
-    out, weights = _attend(
-        _split(Q, n_heads),  # (..., h, T, d_k)
-        _split(K, n_heads),  # (..., h, T, d_k)
-        _split(V, n_heads),  # (..., h, T, d_v)
+    out, weights = attend(
+        split_heads_unchecked(Q, n_heads),  # (..., h, T, d_k)
+        split_heads_unchecked(K, n_heads),  # (..., h, T, d_k)
+        split_heads_unchecked(V, n_heads),  # (..., h, T, d_v)
         mask,
         scale=1.0 / math.sqrt(Q.shape[-1] // n_heads),  # 1/√d_head, not 1/√d_model
     )  # out (..., h, T, d_v), weights (..., h, T, T)
-    concat = _merge(out)  # (..., h, T, d_v) -> (..., T, h * d_v)
+    concat = merge_heads_unchecked(out)  # (..., h, T, d_v) -> (..., T, h * d_v)
     if W_o is None:
         return concat, weights
     with np.errstate(over="ignore", invalid="ignore"):
         out = concat @ W_o  # (..., T, h * d_v) @ (h * d_v, d_out) -> (..., T, d_out)
-    _check_product_finite(out, f"concat(heads) {concat.shape} @ W_o {W_o.shape}")
+    refuse_overflow(out, f"concat(heads) {concat.shape} @ W_o {W_o.shape}")
     return out, weights
 
 
@@ -659,12 +495,8 @@ def padding_mask(lengths: object, T: int) -> np.ndarray:
     (multi_head_attention does that itself).
     """
     T = _check_T(T, "padding_mask", "the (T, T) float64 attention weights it masks", 8)
-    if isinstance(lengths, (str, bytes)):
-        raise TypeError(f"lengths must be a 1-D sequence of integers, got a {type(lengths).__name__}")
-    try:
-        arr = np.asarray(lengths)
-    except ValueError as err:  # ragged nested lists
-        raise ValueError(f"lengths must be a 1-D sequence of integers: {err}") from None
+    words = "a 1-D sequence of integers"
+    arr = as_array(lengths, "lengths", what=words, rectangular=words)
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"lengths must be a non-empty 1-D sequence (one length per sentence), got shape {arr.shape}")
     # a list such as [True, 2] becomes an int array: look at the caller's own items for booleans
@@ -689,17 +521,14 @@ def padding_mask(lengths: object, T: int) -> np.ndarray:
 
 def xavier_normal(n_in: int, n_out: int, rng: np.random.Generator) -> np.ndarray:
     """Weights (n_in, n_out) drawn from N(0, std²) with std = sqrt(2 / (n_in + n_out))."""
-    n_in = _check_int(n_in, "n_in", minimum=1)
-    n_out = _check_int(n_out, "n_out", minimum=1)
+    n_in = check_int(n_in, "n_in", minimum=1)
+    n_out = check_int(n_out, "n_out", minimum=1)
     if n_in * n_out * 8 > MAX_BYTES:
         raise ValueError(
             f"n_in = {n_in:,} and n_out = {n_out:,} are too large: the (n_in, n_out) float64 matrix would take "
-            f"{n_in * n_out * 8:,} bytes ({_size(n_in * n_out * 8)}); xavier_normal makes matrices of at most "
+            f"{n_in * n_out * 8:,} bytes ({byte_size(n_in * n_out * 8)}); xavier_normal makes matrices of at most "
             f"{MAX_BYTES // 8:,} numbers (1 GiB), so that a typo cannot exhaust the memory"
         )
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(
-            f"rng must be a numpy Generator, e.g. np.random.default_rng(0), got {type(rng).__name__}"
-        )
+    check_rng(rng)
     std = math.sqrt(2.0 / (n_in + n_out))
     return rng.normal(0.0, std, size=(n_in, n_out))  # (n_in, n_out)

@@ -33,12 +33,12 @@ the shapes it got.
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable
 
 import numpy as np
 
-from helpers.attention import _as_numeric, _check_scale, scaled_dot_product_attention
+from helpers.attention import scaled_dot_product_attention
+from helpers.validate import as_numeric, check_real, check_scale
 
 __all__ = [
     "softmax_jacobian",
@@ -109,7 +109,7 @@ def _softmax_backward(P: np.ndarray, dP: np.ndarray) -> tuple[np.ndarray, np.nda
 
 def softmax_jacobian(p: object) -> np.ndarray:
     """The Jacobian ∂softmax_i/∂s_j = diag(p) − p pᵀ (T, T) of one row of attention weights p (T,)."""
-    p = _as_numeric(p, "p", min_ndim=1)
+    p = as_numeric(p, "p", min_ndim=1)
     if p.ndim != 1:
         raise ValueError(
             f"p must be one row of attention weights, shape (T,), got shape {p.shape}; "
@@ -121,8 +121,8 @@ def softmax_jacobian(p: object) -> np.ndarray:
 
 def softmax_backward(P: object, dP: object) -> np.ndarray:
     """dS = P ∘ (dP − rowsum(dP ∘ P)) (..., T_q, T_k): each row equals softmax_jacobian(P[i]) @ dP[i]."""
-    P = _as_numeric(P, "P", min_ndim=1)
-    dP = _as_numeric(dP, "dP", min_ndim=1)
+    P = as_numeric(P, "P", min_ndim=1)
+    dP = as_numeric(dP, "dP", min_ndim=1)
     if P.shape != dP.shape:
         raise ValueError(
             f"dP has shape {dP.shape} but P has shape {P.shape}; the gradient with respect to the "
@@ -145,7 +145,7 @@ def _checked_forward(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
     """Run the forward pass (it checks Q, K, V, mask, scale), then check grad_output against its output."""
     output, weights = scaled_dot_product_attention(Q, K, V, mask=mask, scale=scale)
-    dO = _as_numeric(grad_output, "grad_output")
+    dO = as_numeric(grad_output, "grad_output")
     if dO.shape != output.shape:
         raise ValueError(
             f"grad_output has shape {dO.shape} but the attention output has shape {output.shape} "
@@ -153,7 +153,7 @@ def _checked_forward(
         )
     dtype = weights.dtype  # gradients come back in the forward pass's float type
     Q, K, V = (np.asarray(A, dtype=dtype) for A in (Q, K, V))
-    scale = _check_scale(scale, Q.shape[-1])
+    scale = check_scale(scale, Q.shape[-1])
     return Q, K, V, weights, dO.astype(dtype, copy=False), scale
 
 
@@ -219,15 +219,6 @@ def attention_backward_steps(
 # --------------------------------------------------------------------------- checking by finite differences
 
 
-def _check_eps(eps: object) -> float:
-    if isinstance(eps, bool) or not isinstance(eps, numbers.Real):
-        raise TypeError(f"eps must be a real number, got {eps!r} ({type(eps).__name__})")
-    eps = float(eps)
-    if not math.isfinite(eps) or eps <= 0:
-        raise ValueError(f"eps must be a finite number > 0, got {eps}")
-    return eps
-
-
 def _scalar_value(value: object, where: tuple) -> float:
     arr = np.asarray(value)
     if arr.dtype == bool or arr.dtype.kind not in "iuf":
@@ -247,8 +238,8 @@ def numerical_gradient(f: Callable[[np.ndarray], float], x: object, eps: float =
     """Central differences (f(x + eps·e_i) − f(x − eps·e_i)) / (2·eps) for every entry i; shape of x."""
     if not callable(f):
         raise TypeError(f"f must be a function from an array to a number, got a {type(f).__name__}")
-    x = _as_numeric(x, "x").astype(np.float64)  # a float64 copy: finite differences need the precision
-    eps = _check_eps(eps)
+    x = as_numeric(x, "x").astype(np.float64)  # a float64 copy: finite differences need the precision
+    eps = check_real(eps, "eps", low=0.0, rule="a finite number > 0")
     grad = np.empty_like(x)  # same shape as x
     for i in np.ndindex(x.shape):
         up, down = x.copy(), x.copy()  # same shape as x; f may keep or modify what it gets

@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable, Sequence
 import ipywidgets as W
 import numpy as np
 
+from helpers.validate import check_flag, check_labels
+
 __all__ = [
     "MatrixSliders",
     "MatrixToggles",
@@ -202,8 +204,8 @@ class MatrixSliders:
             f"reset-{name}",
         )
         self.reset_button.on_click(lambda _b: self.reset())
-        rows = _grid_labels(row_labels, R, row_offset, "row_labels")
-        cols = _grid_labels(col_labels, C, col_offset, "col_labels")
+        rows = check_labels(row_labels, R, "row_labels", against=f"the grid has {R}", start=row_offset + 1)
+        cols = check_labels(col_labels, C, "col_labels", against=f"the grid has {C}", start=col_offset + 1)
         grid = _labelled_grid(self.sliders, rows, cols)
         title = W.HTML(f"<b>{html.escape(label or name)}</b> <small>({R}×{C})</small>")
         self.widget = W.VBox([W.HBox([title, self.reset_button]), grid])
@@ -268,16 +270,6 @@ class MatrixSliders:
 
 
 
-def _grid_labels(labels: object, n: int, offset: int, name: str) -> list[str]:
-    if labels is None:
-        return [str(k + offset + 1) for k in range(n)]  # counted from 1, as the notebooks count
-    if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence | np.ndarray):
-        raise TypeError(f"{name} must be a list of {n} labels, got {type(labels).__name__}")
-    if len(labels) != n:
-        raise ValueError(f"{name} has {len(labels)} labels but the grid has {n}")
-    return [str(s) for s in labels]
-
-
 def _labelled_grid(cells: np.ndarray, rows: list[str], cols: list[str]) -> W.GridBox:
     """Widgets (R, C) in a grid with column labels on top and row labels on the left."""
     R, C = cells.shape
@@ -318,8 +310,8 @@ class MatrixToggles:
             b.observe(self._on_click, "value")
             self.buttons[i, j] = b
         self._paint()
-        rows = _grid_labels(row_labels, R, 0, "row_labels")
-        cols = _grid_labels(col_labels, C, 0, "col_labels")
+        rows = check_labels(row_labels, R, "row_labels", against=f"the grid has {R}")
+        cols = check_labels(col_labels, C, "col_labels", against=f"the grid has {C}")
         grid = _labelled_grid(self.buttons, rows, cols)
         self.presets = {}
         buttons = []
@@ -402,7 +394,5 @@ def choice(name: str, options: Sequence, value: object, *, description: str | No
 
 def checkbox(name: str, value: bool, *, description: str) -> W.Checkbox:
     """A checkbox with the classes ``attn-control attn-control--<name>``."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
-    box = W.Checkbox(value=bool(value), description=description, indent=False, layout=W.Layout(width="auto"))
+    box = W.Checkbox(value=check_flag(value, name), description=description, indent=False, layout=W.Layout(width="auto"))
     return mark_control(box, name)

@@ -27,18 +27,19 @@ scans its weight matrices for NaN/inf only when a step's result is not finite (i
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
-from helpers.attention import (
-    _as_numeric,
-    _attend,
-    _check_int,
-    _check_mask,
-    _check_product_finite,
-    _softmax_in_place,
-    causal_mask,
-    project_qkv,
+from helpers.attention import attend, causal_mask, project_qkv, softmax_in_place
+from helpers.validate import (
+    FLOAT_DTYPES,
+    as_numeric,
+    check_flag,
+    check_int,
+    check_mask,
+    refuse_overflow,
 )
 
 __all__ = [
@@ -58,8 +59,8 @@ __all__ = [
 
 
 def _check_heads(n_heads: object, n_kv_heads: object) -> tuple[int, int]:
-    n_heads = _check_int(n_heads, "n_heads", minimum=1)
-    n_kv_heads = _check_int(n_kv_heads, "n_kv_heads", minimum=1)
+    n_heads = check_int(n_heads, "n_heads", minimum=1)
+    n_kv_heads = check_int(n_kv_heads, "n_kv_heads", minimum=1)
     if n_heads % n_kv_heads:
         raise ValueError(
             f"n_heads ({n_heads}) is not divisible by n_kv_heads ({n_kv_heads}): every key/value head "
@@ -86,9 +87,6 @@ def _check_widths(W_q_shape: tuple, W_k_shape: tuple, W_v_shape: tuple, n_heads:
     return d_head
 
 
-_FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
-
-
 def _matrix_unscanned(W: object, name: str) -> np.ndarray:
     """W as a float array, checked for kind and shape but not scanned for NaN/inf.
 
@@ -97,8 +95,8 @@ def _matrix_unscanned(W: object, name: str) -> np.ndarray:
     0 · inf are NaN), and the caller then names W (``_refuse_non_finite``, ``_explain_refusal``). Anything but
     a float ndarray is checked in full.
     """
-    if not (isinstance(W, np.ndarray) and W.dtype in _FLOAT_DTYPES):
-        return _as_numeric(W, name)
+    if not (isinstance(W, np.ndarray) and W.dtype in FLOAT_DTYPES):
+        return as_numeric(W, name)
     if W.size == 0:
         raise ValueError(f"{name} is empty (shape {W.shape}): attention needs at least one token and one feature")
     return W
@@ -109,14 +107,14 @@ def _refuse_non_finite(product: np.ndarray, what: str, *weights: tuple[str, np.n
     if np.isfinite(product).all():
         return
     for name, W in weights:
-        _as_numeric(W, name)  # raises "W_q contains NaN (first at index ...)" when W holds one
-    _check_product_finite(product, what)  # finite inputs: an overflow
+        as_numeric(W, name)  # raises "W_q contains NaN (first at index ...)" when W holds one
+    refuse_overflow(product, what)  # finite inputs: an overflow
 
 
 def _check_w_o(W_o: object, width: int, *, scan: bool = True) -> np.ndarray | None:
     if W_o is None:
         return None
-    W_o = _as_numeric(W_o, "W_o") if scan else _matrix_unscanned(W_o, "W_o")
+    W_o = as_numeric(W_o, "W_o") if scan else _matrix_unscanned(W_o, "W_o")
     if W_o.ndim != 2 or W_o.shape[0] != width:
         raise ValueError(
             f"W_o has shape {W_o.shape} but the concatenated heads have {width} columns; "
@@ -161,14 +159,14 @@ def grouped_query_attention(
     *lead, T, _ = Q.shape
     if mask is not None:
         shape = (*lead, T, T)
-        mask = _check_mask(mask, shape, f"(..., T, T) = {shape} for X with shape {np.shape(X)}")
+        mask = check_mask(mask, shape, f"(..., T, T) = {shape} for X with shape {np.shape(X)}")
         if mask.ndim >= 3:  # a per-batch mask (..., T, T) lines up with (..., g, r, T, T) once it has two head axes
             mask = mask[..., None, None, :, :]  # (..., 1, 1, T, T)
     Qh = Q.reshape(*lead, T, g, r, d_head)  # (..., T, h·d_head) -> (..., T, g, r, d_head): head i = (i // r, i % r)
     Qh = np.moveaxis(Qh, -4, -2)  # (..., T, g, r, d_head) -> (..., g, r, T, d_head), a view
     Kh = np.swapaxes(K.reshape(*lead, T, g, d_head), -3, -2)[..., :, None, :, :]  # (..., g, 1, T, d_head)
     Vh = np.swapaxes(V.reshape(*lead, T, g, d_head), -3, -2)[..., :, None, :, :]  # (..., g, 1, T, d_head)
-    out, weights = _attend(Qh, Kh, Vh, mask, scale=1.0 / math.sqrt(d_head))  # (..., g, r, T, d_head), (..., g, r, T, T)
+    out, weights = attend(Qh, Kh, Vh, mask, scale=1.0 / math.sqrt(d_head))  # (..., g, r, T, d_head), (..., g, r, T, T)
     weights = weights.reshape(*lead, n_heads, T, T)  # (..., g, r, T, T) -> (..., h, T, T), query head order
     out = np.moveaxis(out, -2, -4)  # (..., g, r, T, d_head) -> (..., T, g, r, d_head)
     concat = out.reshape(*lead, T, n_heads * d_head)  # (..., T, g, r, d_head) -> (..., T, h·d_head)
@@ -188,9 +186,9 @@ class KVCache:
     """
 
     def __init__(self, n_kv_heads: int, d_head: int, window: int | None = None) -> None:
-        self.n_kv_heads = _check_int(n_kv_heads, "n_kv_heads", minimum=1)
-        self.d_head = _check_int(d_head, "d_head", minimum=1)
-        self.window = None if window is None else _check_int(window, "window", minimum=1)
+        self.n_kv_heads = check_int(n_kv_heads, "n_kv_heads", minimum=1)
+        self.d_head = check_int(d_head, "d_head", minimum=1)
+        self.window = None if window is None else check_int(window, "window", minimum=1)
         self._k: np.ndarray | None = None  # (g, capacity, d_head) buffer; rows start..stop-1 are the cache
         self._v: np.ndarray | None = None  # (g, capacity, d_head)
         self._start = 0  # first cached row in the buffers
@@ -235,6 +233,25 @@ class KVCache:
         return self._view(self._v)
 
     @property
+    def dtype(self) -> np.dtype | None:
+        """The float type of the cached keys and values, set by the first append (None before it)."""
+        return None if self._k is None else self._k.dtype
+
+    @contextmanager
+    def transaction(self) -> Iterator[KVCache]:
+        """``with cache.transaction():`` appends in the block are undone if the block raises.
+
+        An append writes only rows past the cached ones, or into a new buffer (the old one is kept), so
+        restoring the buffers and the counters restores the cache exactly.
+        """
+        saved = (self._k, self._v, self._start, self._stop, self._seen)
+        try:
+            yield self
+        except BaseException:
+            self._k, self._v, self._start, self._stop, self._seen = saved
+            raise
+
+    @property
     def nbytes(self) -> int:
         """Bytes of the cached keys and values: 2 · g · n · d_head · bytes per number (0 when empty)."""
         if self._k is None:
@@ -242,7 +259,7 @@ class KVCache:
         return 2 * self.n_kv_heads * len(self) * self.d_head * self._k.itemsize
 
     def _check_new(self, x: object, name: str) -> np.ndarray:
-        x = _as_numeric(x, name, min_ndim=3)
+        x = as_numeric(x, name, min_ndim=3)
         if x.ndim != 3 or x.shape[0] != self.n_kv_heads or x.shape[2] != self.d_head:
             raise ValueError(
                 f"{name} has shape {x.shape} but this cache holds n_kv_heads = {self.n_kv_heads} heads of "
@@ -306,8 +323,8 @@ def decode_step(
     n_heads, n_kv_heads = _check_heads(n_heads, n_kv_heads)
     if not isinstance(cache, KVCache):
         raise TypeError(f"cache must be a KVCache, got {type(cache).__name__}")
-    fast = isinstance(x, np.ndarray) and x.dtype in _FLOAT_DTYPES and x.ndim == 1 and x.size and np.isfinite(x).all()
-    x = x if fast else _as_numeric(x, "x", min_ndim=1)  # the full check (and its message) only when needed
+    fast = isinstance(x, np.ndarray) and x.dtype in FLOAT_DTYPES and x.ndim == 1 and x.size and np.isfinite(x).all()
+    x = x if fast else as_numeric(x, "x", min_ndim=1)  # the full check (and its message) only when needed
     if x.ndim != 1:
         raise ValueError(
             f"x must be one token's vector of shape (d_in,), got shape {x.shape}; "
@@ -337,15 +354,14 @@ def decode_step(
         q = x @ W_q  # (d_in,) @ (d_in, h·d_head) -> (h·d_head,)
         k = x @ W_k  # (d_in,) @ (d_in, g·d_head) -> (g·d_head,)
         v = x @ W_v  # (d_in,) @ (d_in, g·d_head) -> (g·d_head,)
-        if cache._k is not None and k.dtype != cache._k.dtype:
-            raise TypeError(f"this step computes {k.dtype} keys but the cache holds {cache._k.dtype} (set by its "
+        if cache.dtype is not None and k.dtype != cache.dtype:
+            raise TypeError(f"this step computes {k.dtype} keys but the cache holds {cache.dtype} (set by its "
                             "first append): give x and the weight matrices the cache's float type")
-        before = (cache._k, cache._v, cache._start, cache._stop, cache._seen)  # to undo the append on a refusal
-        cache._store(k.reshape(g, 1, d_head), v.reshape(g, 1, d_head))  # (g·d_head,) -> (g, 1, d_head)
-        result = _attend_cached(q, cache, n_heads, n_kv_heads, d_head, W_o)  # (output, weights) or None
-        if result is None:
-            cache._k, cache._v, cache._start, cache._stop, cache._seen = before  # no kept row was overwritten
-            _explain_refusal(x, {"W_q": W_q, "W_k": W_k, "W_v": W_v, "W_o": W_o}, {"W_q": q, "W_k": k, "W_v": v})
+        with cache.transaction():  # a refused step leaves the cache as it was
+            cache._store(k.reshape(g, 1, d_head), v.reshape(g, 1, d_head))  # (g·d_head,) -> (g, 1, d_head)
+            result = _attend_cached(q, cache, n_heads, n_kv_heads, d_head, W_o)  # (output, weights) or None
+            if result is None:
+                _explain_refusal(x, {"W_q": W_q, "W_k": W_k, "W_v": W_v, "W_o": W_o}, {"W_q": q, "W_k": k, "W_v": v})
         return result
 
 
@@ -355,13 +371,12 @@ def _attend_cached(
     """decode_step after the append (in its errstate): q (h·d_head,) against the cache; (output, weights (h, n)),
     or None if the scores or the output are not finite."""
     g, r = n_kv_heads, n_heads // n_kv_heads
-    K = cache._k[:, cache._start : cache._stop]  # (g, n, d_head) the cached keys, a view
-    V = cache._v[:, cache._start : cache._stop]  # (g, n, d_head)
+    K, V = cache.K, cache.V  # (g, n, d_head) each: the cached keys and values, read-only views
     scores = q.reshape(g, r, d_head) @ np.swapaxes(K, -1, -2)  # (g, r, d_head) @ (g, d_head, n) -> (g, r, n)
     scores *= scores.dtype.type(1.0 / math.sqrt(d_head))  # (g, r, n) scaled by 1/√d_head, in place
     if not np.isfinite(scores).all():  # also an overflow to -inf, which softmax would take for "weight 0"
         return None
-    weights = _softmax_in_place(scores)  # (g, r, n) every row sums to 1
+    weights = softmax_in_place(scores)  # (g, r, n) every row sums to 1
     out = weights @ V  # (g, r, n) @ (g, n, d_head) -> (g, r, d_head)
     output = out.reshape(n_heads * d_head)  # (g, r, d_head) -> (h·d_head,), query head order
     if W_o is not None:
@@ -372,12 +387,12 @@ def _attend_cached(
 
 
 def _explain_refusal(x: np.ndarray, weights: dict, products: dict) -> None:
-    """Raise the reason a decoding step was not finite: a weight matrix holding NaN/inf, else the first overflow."""
+    """Raise (always) the reason a decoding step was not finite: a weight matrix holding NaN/inf, else the first overflow."""
     for name, W in weights.items():
         if W is not None:
-            _as_numeric(W, name)  # raises "W_q contains NaN (first at index ...)" when W holds one
+            as_numeric(W, name)  # raises "W_q contains NaN (first at index ...)" when W holds one
     for name, p in products.items():
-        _check_product_finite(p, f"x {x.shape} @ {name} {weights[name].shape}")  # raises if this one overflowed
+        refuse_overflow(p, f"x {x.shape} @ {name} {weights[name].shape}")  # raises if this one overflowed
     raise ValueError(
         f"the scores q Kᵀ or the output overflow {np.result_type(*products.values())}: use smaller inputs or "
         "weight matrices, or a wider float type"
@@ -394,12 +409,11 @@ def layer_keys_values(
     residual connection and MLP act on each token alone, so they change no row's dependence on other
     tokens. With ``causal=False`` no mask is applied: every row of a layer's output depends on every token.
     """
-    n_heads = _check_int(n_heads, "n_heads", minimum=1)
-    if not isinstance(causal, (bool, np.bool_)):
-        raise TypeError(f"causal must be True or False, got {causal!r}")
+    n_heads = check_int(n_heads, "n_heads", minimum=1)
+    causal = check_flag(causal, "causal")
     if not isinstance(layers, (list, tuple)) or not layers:
         raise TypeError(f"layers must be a non-empty list of (W_q, W_k, W_v), got {layers!r:.80}")
-    X = _as_numeric(X, "X", min_ndim=2)
+    X = as_numeric(X, "X", min_ndim=2)
     if X.ndim != 2:
         raise ValueError(f"X must be one sequence of shape (T, d_in), got shape {X.shape}")
     mask = causal_mask(X.shape[0]) if causal else None  # (T, T) or None
@@ -424,7 +438,7 @@ def kv_cache_bytes(
 ) -> int:
     """Bytes of a full key/value cache: 2 (K and V) · layers · g · d_head · T · batch · bytes per number."""
     values = [
-        _check_int(value, name, minimum=1)
+        check_int(value, name, minimum=1)
         for name, value in (("n_layers", n_layers), ("n_kv_heads", n_kv_heads), ("d_head", d_head),
                             ("T", T), ("batch", batch), ("bytes_per_value", bytes_per_value))
     ]
@@ -440,11 +454,10 @@ def step_flops(t: int, d_in: int, n_heads: int, n_kv_heads: int, d_head: int, *,
     whole (t, t) attention of every head, 4·h·t²·d_head (the row of token t is the only new one).
     """
     n_heads, n_kv_heads = _check_heads(n_heads, n_kv_heads)
-    t = _check_int(t, "t", minimum=1)
-    d_in = _check_int(d_in, "d_in", minimum=1)
-    d_head = _check_int(d_head, "d_head", minimum=1)
-    if not isinstance(cache, (bool, np.bool_)):
-        raise TypeError(f"cache must be True or False, got {cache!r}")
+    t = check_int(t, "t", minimum=1)
+    d_in = check_int(d_in, "d_in", minimum=1)
+    d_head = check_int(d_head, "d_head", minimum=1)
+    cache = check_flag(cache, "cache")
     rows = 1 if cache else t  # tokens projected at this step
     projections = 2 * rows * d_in * (n_heads + 2 * n_kv_heads) * d_head  # q for h heads, k and v for g heads
     attention = 4 * n_heads * rows * t * d_head  # scores q·k and weights·v: 2·rows·t·d_head each, per head
@@ -454,8 +467,8 @@ def step_flops(t: int, d_in: int, n_heads: int, n_kv_heads: int, d_head: int, *,
 def attention_parameters(d_model: int, n_heads: int, n_kv_heads: int, d_head: int) -> int:
     """Numbers in W_q (d_model, h·d_head), W_k and W_v (d_model, g·d_head) and W_o (h·d_head, d_model); no biases."""
     n_heads, n_kv_heads = _check_heads(n_heads, n_kv_heads)
-    d_model = _check_int(d_model, "d_model", minimum=1)
-    d_head = _check_int(d_head, "d_head", minimum=1)
+    d_model = check_int(d_model, "d_model", minimum=1)
+    d_head = check_int(d_head, "d_head", minimum=1)
     return 2 * d_model * n_heads * d_head + 2 * d_model * n_kv_heads * d_head  # W_q and W_o, then W_k and W_v
 
 
@@ -466,7 +479,7 @@ def mean_pool_kv_heads(W: object, n_heads: int, n_kv_heads: int) -> np.ndarray:
     ("mean-pooled"), then train a little more. Group j holds query heads j·r … (j+1)·r − 1, r = h // g.
     """
     n_heads, n_kv_heads = _check_heads(n_heads, n_kv_heads)
-    W = _as_numeric(W, "W")
+    W = as_numeric(W, "W")
     if W.ndim != 2 or W.shape[1] % n_heads:
         raise ValueError(
             f"W has shape {W.shape}: it needs 2 dimensions and a number of columns divisible by n_heads = {n_heads}"

@@ -53,14 +53,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from helpers.attention import (
-    _check_int,
-    causal_mask,
-    scaled_dot_product_attention,
-    xavier_normal,
-)
+from helpers.attention import causal_mask, scaled_dot_product_attention, xavier_normal
 from helpers.backward import attention_backward
-from helpers.training import _as_token_ids, _check_matrices, _check_real, _check_rng, _log_softmax, adam_step
+from helpers.numerics import log_softmax_unchecked
+from helpers.training import adam_step
+from helpers.validate import as_token_ids, check_flag, check_int, check_matrices, check_real, check_rng
 
 __all__ = [
     "START",
@@ -101,22 +98,15 @@ STRENGTH = 20.0  # the designed heads' scaled score on the key they want: weight
 # --------------------------------------------------------------------------- checks
 
 
-def _check_bounded(value: object, name: str, low: int, high: int) -> int:
-    value = _check_int(value, name, minimum=low)
-    if value > high:
-        raise ValueError(f"{name} must be at most {high}, got {value}")
-    return value
-
-
 def _check_sizes(T: object, n_letters: object) -> tuple[int, int]:
-    T = _check_bounded(T, "T", 3, MAX_T)
-    n_letters = _check_bounded(n_letters, "n_letters", 2, MAX_LETTERS)
+    T = check_int(T, "T", minimum=3, maximum=MAX_T)
+    n_letters = check_int(n_letters, "n_letters", minimum=2, maximum=MAX_LETTERS)
     return T, n_letters
 
 
 def _check_tokens(tokens: object, n_letters: int, name: str = "tokens") -> np.ndarray:
     """``tokens`` as an int64 array (..., T): start token ``n_letters`` at position 0, letters after it."""
-    arr = _as_token_ids(tokens, name)
+    arr = as_token_ids(tokens, name)
     if arr.ndim < 1 or arr.shape[-1] < 3 or arr.size == 0:
         raise ValueError(f"{name} must be an array (..., T) of token ids with T >= 3, got shape {arr.shape}")
     if arr.shape[-1] > MAX_T:
@@ -143,7 +133,7 @@ def _shapes(T: int, n_letters: int) -> tuple[int, int]:
 
 def _check_params(params: object, d_stream: int | None = None) -> dict[str, np.ndarray]:
     """Check the nine weight matrices fit each other (and the stream width d, if given)."""
-    p = _check_matrices(params, PARAM_NAMES)
+    p = check_matrices(params, PARAM_NAMES)
     s = {n: W.shape for n, W in p.items()}
     d = s["W_out"][0] if d_stream is None else d_stream
     for layer in "12":
@@ -172,12 +162,11 @@ def blocks(T: int, n_letters: int) -> dict[str, slice]:
 def labels(tokens: object, n_letters: int, *, positions: bool = False) -> list[str]:
     """One sequence's token ids as labels: letters A, B, ... and ^ for the start token; with
     ``positions=True`` each label carries its position (counted from 1) as a subscript: ^₁ A₂ F₃ ..."""
-    n_letters = _check_bounded(n_letters, "n_letters", 2, MAX_LETTERS)
+    n_letters = check_int(n_letters, "n_letters", minimum=2, maximum=MAX_LETTERS)
     tokens = _check_tokens(tokens, n_letters)
     if tokens.ndim != 1:
         raise ValueError(f"tokens must be one sequence (T,), got shape {tokens.shape}")
-    if not isinstance(positions, (bool, np.bool_)):
-        raise TypeError(f"positions must be True or False, got {positions!r}")
+    positions = check_flag(positions, "positions")
     out = [START if t == n_letters else string.ascii_uppercase[t] for t in tokens]
     if positions:
         sub = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
@@ -186,7 +175,12 @@ def labels(tokens: object, n_letters: int, *, positions: bool = False) -> list[s
 
 
 def default_periods(T: int, n_letters: int) -> tuple[int, int]:
-    """The segment lengths make_batch draws from: 3 up to (T-1)//2 (the segment appears twice), at most n_letters."""
+    """(shortest, longest): the segment lengths make_batch draws from when given no ``periods``.
+
+    shortest is 3 (2 when T < 7); longest is (T-1)//2, so that the segment fits twice into the T-1 letters
+    after ^, capped at n_letters and raised to at least 2 (so for T < 5 the segment does not fit twice).
+    Not checked against each other: n_letters = 2 with T >= 7 gives (3, 2), an empty range.
+    """
     T, n_letters = _check_sizes(T, n_letters)
     return 2 if T < 7 else 3, max(2, min((T - 1) // 2, n_letters))
 
@@ -196,8 +190,8 @@ def _check_periods(periods: object, T: int, n_letters: int) -> tuple[int, int]:
         return default_periods(T, n_letters)
     if not (isinstance(periods, (tuple, list)) and len(periods) == 2):
         raise TypeError(f"periods must be a pair (shortest, longest) of segment lengths, got {periods!r}")
-    lo = _check_int(periods[0], "periods[0]", minimum=1)
-    hi = _check_int(periods[1], "periods[1]", minimum=lo)
+    lo = check_int(periods[0], "periods[0]", minimum=1)
+    hi = check_int(periods[1], "periods[1]", minimum=lo)
     if hi > n_letters or hi > T - 2:
         raise ValueError(
             f"periods = {tuple(periods)}: a segment of {hi} distinct letters needs n_letters >= {hi} "
@@ -211,9 +205,9 @@ def make_batch(
 ) -> np.ndarray:
     """Token ids (B, T): ^, then a segment of distinct random letters repeated to the end; its length
     is drawn uniformly from ``periods`` (default ``default_periods``) for each sequence."""
-    batch_size = _check_bounded(batch_size, "batch_size", 1, MAX_BATCH)
+    batch_size = check_int(batch_size, "batch_size", minimum=1, maximum=MAX_BATCH)
     T, n_letters = _check_sizes(T, n_letters)
-    rng = _check_rng(rng)
+    rng = check_rng(rng)
     lo, hi = _check_periods(periods, T, n_letters)
     lengths = rng.integers(lo, hi + 1, size=batch_size)  # (B,) one period per sequence
     order = np.argsort(rng.random((batch_size, n_letters)), axis=1)  # (B, n_letters) a random order of the letters
@@ -225,7 +219,7 @@ def make_batch(
 def repeated(tokens: object, n_letters: int) -> np.ndarray:
     """Boolean (..., T): True where the token at i occurred earlier in its sequence (an induction head can
     predict the next token there); False at first occurrences and at the start token."""
-    n_letters = _check_bounded(n_letters, "n_letters", 2, MAX_LETTERS)
+    n_letters = check_int(n_letters, "n_letters", minimum=2, maximum=MAX_LETTERS)
     tokens = _check_tokens(tokens, n_letters)
     same = tokens[..., :, None] == tokens[..., None, :]  # (..., T, T) token i equals token j
     earlier = np.tril(np.ones(same.shape[-2:], dtype=bool), k=-1)  # (T, T) j < i
@@ -234,7 +228,7 @@ def repeated(tokens: object, n_letters: int) -> np.ndarray:
 
 def encode(tokens: object, n_letters: int) -> np.ndarray:
     """The residual stream before layer 1, (..., T, d): [one-hot token | one-hot position | 0 | 0]."""
-    n_letters = _check_bounded(n_letters, "n_letters", 2, MAX_LETTERS)
+    n_letters = check_int(n_letters, "n_letters", minimum=2, maximum=MAX_LETTERS)
     tokens = _check_tokens(tokens, n_letters)
     T = tokens.shape[-1]
     tok = np.eye(n_letters + 1)[tokens]  # (..., T) -> (..., T, n_letters + 1)
@@ -250,8 +244,8 @@ def init_params(T: int, n_letters: int, d_head: int, rng: np.random.Generator) -
     """Nine Xavier-normal weight matrices: per layer W_q, W_k, W_v (d, d_head) and W_o (d_head,
     d); W_out (d, n_letters)."""
     T, n_letters = _check_sizes(T, n_letters)
-    d_head = _check_bounded(d_head, "d_head", 1, MAX_D_HEAD)
-    rng = _check_rng(rng)
+    d_head = check_int(d_head, "d_head", minimum=1, maximum=MAX_D_HEAD)
+    rng = check_rng(rng)
     d, n_out = _shapes(T, n_letters)
     params = {}
     for layer in "12":
@@ -270,7 +264,7 @@ def designed_params(T: int, n_letters: int, strength: float = STRENGTH) -> dict[
     copies that letter into the ``output`` block, which W_out reads. ``strength``: the scaled score on
     the wanted key."""
     T, n_letters = _check_sizes(T, n_letters)
-    strength = _check_real(strength, "strength", low=0.0, high=1e3)
+    strength = check_real(strength, "strength", low=0.0, high=1e3)
     d, _ = _shapes(T, n_letters)
     blk = blocks(T, n_letters)
     tok, pos, prev, out = (np.arange(d)[blk[k]] for k in ("token", "position", "previous", "output"))
@@ -356,7 +350,7 @@ def forward(params: dict[str, np.ndarray], tokens: object) -> Forward:
 
 def _position_losses(logits: np.ndarray, tokens: np.ndarray) -> np.ndarray:
     """−log p(next token) at positions 0 .. T-2, shape (..., T-1)."""
-    logp = _log_softmax(logits[..., :-1, :])  # (..., T-1, n_letters)
+    logp = log_softmax_unchecked(logits[..., :-1, :])  # (..., T-1, n_letters)
     return -np.take_along_axis(logp, tokens[..., 1:, None], axis=-1)[..., 0]  # (..., T-1)
 
 
@@ -365,7 +359,7 @@ def _loss_and_grads(p: dict[str, np.ndarray], tokens: np.ndarray, x0: np.ndarray
     c = _forward(p, x0)
     losses = _position_losses(c["logits"], tokens)  # (B, T-1)
     n_out = c["logits"].shape[-1]
-    probs = np.exp(_log_softmax(c["logits"]))  # (B, T, n_letters)
+    probs = np.exp(log_softmax_unchecked(c["logits"]))  # (B, T, n_letters)
     dlogits = probs  # (B, T, n_letters) d loss / d logits = (probs - onehot(next)) / n
     dlogits[..., -1, :] = 0.0  # the last position has no next token: no loss there
     dlogits[..., :-1, :] -= np.eye(n_out)[tokens[..., 1:]]  # (B, T-1, n_letters)
@@ -503,15 +497,15 @@ def train(
 ) -> TrainResult:
     """Train the two layers on the repeated-segment task with Adam; seeded and deterministic.
     ``layer1=False`` holds W_o1 at zero, so layer 1 writes nothing: layer 2 learns alone."""
-    steps = _check_bounded(steps, "steps", 1, MAX_STEPS)
-    seed = _check_int(seed, "seed", minimum=0)
-    lr = _check_real(lr, "lr", low=0.0, high=10.0)
-    batch_size = _check_bounded(batch_size, "batch_size", 1, MAX_BATCH)
+    steps = check_int(steps, "steps", minimum=1, maximum=MAX_STEPS)
+    seed = check_int(seed, "seed", minimum=0)
+    lr = check_real(lr, "lr", low=0.0, high=10.0)
+    batch_size = check_int(batch_size, "batch_size", minimum=1, maximum=MAX_BATCH)
     T, n_letters = _check_sizes(T, n_letters)
-    d_head = _check_bounded(d_head, "d_head", 1, MAX_D_HEAD)
+    d_head = check_int(d_head, "d_head", minimum=1, maximum=MAX_D_HEAD)
     periods = _check_periods(periods, T, n_letters)
-    snapshot_every = _check_int(snapshot_every, "snapshot_every", minimum=1)
-    n_eval = _check_bounded(n_eval, "n_eval", 2, MAX_BATCH)
+    snapshot_every = check_int(snapshot_every, "snapshot_every", minimum=1)
+    n_eval = check_int(n_eval, "n_eval", minimum=2, maximum=MAX_BATCH)
     if not isinstance(layer1, (bool, np.bool_)):
         raise TypeError(f"layer1 must be True (two layers) or False (layer 1 writes nothing), got {layer1!r}")
     config = {"steps": steps, "seed": seed, "lr": lr, "batch_size": batch_size, "T": T, "n_letters": n_letters,

@@ -34,16 +34,16 @@ import math
 
 import numpy as np
 
-from helpers.attention import (
-    _as_numeric,
-    _attend,
-    _check_int,
-    _check_mask,
-    _check_product_finite,
-    _check_qkv,
-    _check_weight,
-    _merge,
-    _split,
+from helpers.attention import attend, merge_heads_unchecked, split_heads_unchecked
+from helpers.validate import (
+    as_matrix,
+    as_numeric,
+    check_flag,
+    check_int,
+    check_mask,
+    check_qkv,
+    check_weight,
+    refuse_overflow,
 )
 
 __all__ = [
@@ -66,8 +66,8 @@ __all__ = [
 
 def sliding_window_mask(T: int, window: int) -> np.ndarray:
     """Boolean (T, T) band mask, True where query i may attend key j: i - window < j <= i."""
-    T = _check_int(T, "T", minimum=1)
-    window = _check_int(window, "window", minimum=1)
+    T = check_int(T, "T", minimum=1)
+    window = check_int(window, "window", minimum=1)
     i = np.arange(T)[:, None]  # (T, 1) query positions
     j = np.arange(T)[None, :]  # (1, T) key positions
     return (j <= i) & (j > i - window)  # (T, T); window >= T gives the causal mask
@@ -80,7 +80,7 @@ def window_reach(T: int, window: int, n_layers: int) -> np.ndarray:
     factors): i reaches j if some path i -> k -> … -> j steps back at most window - 1 tokens per layer.
     """
     M = sliding_window_mask(T, window).astype(np.int64)  # (T, T) 0/1
-    n_layers = _check_int(n_layers, "n_layers", minimum=1)
+    n_layers = check_int(n_layers, "n_layers", minimum=1)
     reach = M.copy()  # (T, T) after one layer
     for _ in range(n_layers - 1):
         reach = np.minimum(M @ reach, 1)  # (T, T) @ (T, T) -> (T, T), 0/1 again: "some path exists"
@@ -95,9 +95,7 @@ def _check_up(W_q: np.ndarray, W_uk: object, W_uv: object, d_c: int, dkv: str, n
     """Checks of the up-projections against the latent width d_c (described by ``dkv``) and the heads."""
     Ws = []
     for name, W in (("W_uk", W_uk), ("W_uv", W_uv)):
-        W = _as_numeric(W, name)
-        if W.ndim != 2:
-            raise ValueError(f"{name} must be a 2-D matrix (d_c, h·d_head), got shape {W.shape}")
+        W = as_matrix(W, name, "(d_c, h·d_head)")
         if W.shape[0] != d_c:
             raise ValueError(
                 f"the latent widths do not chain: {dkv} but {name} has shape {W.shape} ({W.shape[0]} rows); "
@@ -118,7 +116,7 @@ def _check_up(W_q: np.ndarray, W_uk: object, W_uv: object, d_c: int, dkv: str, n
             )
     d_head, d_v = W_q.shape[1] // n_heads, W_uv.shape[1] // n_heads
     if W_o is not None:
-        W_o = _as_numeric(W_o, "W_o")
+        W_o = as_numeric(W_o, "W_o")
         if W_o.ndim != 2 or W_o.shape[0] != n_heads * d_v:
             raise ValueError(
                 f"W_o has shape {W_o.shape} but the concatenated heads have {n_heads * d_v} columns; "
@@ -130,11 +128,11 @@ def _check_up(W_q: np.ndarray, W_uk: object, W_uv: object, d_c: int, dkv: str, n
 def _check_latent(X: object, W_q: object, W_dkv: object, W_uk: object, W_uv: object, n_heads: object,
                   W_o: object) -> tuple:
     """Every check of latent_attention: (X, W_q, W_dkv, W_uk, W_uv, n_heads, d_head, d_v, W_o), checked."""
-    n_heads = _check_int(n_heads, "n_heads", minimum=1)
-    X = _as_numeric(X, "X", min_ndim=2)
+    n_heads = check_int(n_heads, "n_heads", minimum=1)
+    X = as_numeric(X, "X", min_ndim=2)
     d_in = X.shape[-1]
-    W_q = _check_weight(W_q, "W_q", d_in, X.shape)  # (d_in, h·d_head)
-    W_dkv = _check_weight(W_dkv, "W_dkv", d_in, X.shape)  # (d_in, d_c)
+    W_q = check_weight(W_q, "W_q", d_in, X.shape)  # (d_in, h·d_head)
+    W_dkv = check_weight(W_dkv, "W_dkv", d_in, X.shape)  # (d_in, d_c)
     d_c = W_dkv.shape[1]
     W_uk, W_uv, d_head, d_v, W_o = _check_up(W_q, W_uk, W_uv, d_c, f"W_dkv has shape {W_dkv.shape} ({d_c} latent "
                                              "columns)", n_heads, W_o)
@@ -148,13 +146,9 @@ def absorbed_matrices(W_q: object, W_uk: object, W_uv: object, n_heads: int,
     A_q[i] = W_q^(i) W_uk^(i)ᵀ, so q_t · k_s = (x_t A_q[i]) · c_s. A_o is (h, d_c, d_out) with
     A_o[i] = W_uv^(i) W_o^(i) (the rows of W_o that head i feeds), or (h, d_c, d_v) = W_uv^(i) without W_o.
     """
-    n_heads = _check_int(n_heads, "n_heads", minimum=1)
-    W_q = _as_numeric(W_q, "W_q")
-    if W_q.ndim != 2:
-        raise ValueError(f"W_q must be a 2-D matrix (d_in, h·d_head), got shape {W_q.shape}")
-    W_uk = _as_numeric(W_uk, "W_uk")
-    if W_uk.ndim != 2:
-        raise ValueError(f"W_uk must be a 2-D matrix (d_c, h·d_head), got shape {W_uk.shape}")
+    n_heads = check_int(n_heads, "n_heads", minimum=1)
+    W_q = as_matrix(W_q, "W_q", "(d_in, h·d_head)")
+    W_uk = as_matrix(W_uk, "W_uk", "(d_c, h·d_head)")
     d_c = W_uk.shape[0]
     W_uk, W_uv, _, _, W_o = _check_up(W_q, W_uk, W_uv, d_c, f"W_uk has shape {W_uk.shape} ({d_c} latent rows)",
                                       n_heads, W_o)
@@ -194,45 +188,44 @@ def latent_attention(
     result in exact arithmetic (associativity of matrix products); in floats to rounding.
     """
     X, W_q, W_dkv, W_uk, W_uv, n_heads, d_head, d_v, W_o = _check_latent(X, W_q, W_dkv, W_uk, W_uv, n_heads, W_o)
-    if not isinstance(absorb, (bool, np.bool_)):
-        raise TypeError(f"absorb must be True or False, got {absorb!r}")
+    absorb = check_flag(absorb, "absorb")
     *lead, T, _ = X.shape
     if mask is not None:
         shape = (*lead, T, T)
-        mask = _check_mask(mask, shape, f"(..., T, T) = {shape} for X with shape {X.shape}")
+        mask = check_mask(mask, shape, f"(..., T, T) = {shape} for X with shape {X.shape}")
         if mask.ndim >= 3:  # a per-batch mask (..., T, T) lines up with (..., h, T, T) once it has a head axis
             mask = np.expand_dims(mask, -3)
     scale = 1.0 / math.sqrt(d_head)  # 1/√d_head, as in multi_head_attention
     with np.errstate(over="ignore", invalid="ignore"):
         C = X @ W_dkv  # (..., T, d_in) @ (d_in, d_c) -> (..., T, d_c): all a latent cache stores
-    _check_product_finite(C, f"X {X.shape} @ W_dkv {W_dkv.shape}")
+    refuse_overflow(C, f"X {X.shape} @ W_dkv {W_dkv.shape}")
     if not absorb:
         with np.errstate(over="ignore", invalid="ignore"):
             Q = X @ W_q  # (..., T, d_in) @ (d_in, h·d_head) -> (..., T, h·d_head)
             K = C @ W_uk  # (..., T, d_c) @ (d_c, h·d_head) -> (..., T, h·d_head)
             V = C @ W_uv  # (..., T, d_c) @ (d_c, h·d_v) -> (..., T, h·d_v)
         for name, P in (("X @ W_q", Q), ("C @ W_uk", K), ("C @ W_uv", V)):
-            _check_product_finite(P, name)
-        out, weights = _attend(_split(Q, n_heads), _split(K, n_heads), _split(V, n_heads), mask, scale)
+            refuse_overflow(P, name)
+        out, weights = attend(split_heads_unchecked(Q, n_heads), split_heads_unchecked(K, n_heads), split_heads_unchecked(V, n_heads), mask, scale)
         # out (..., h, T, d_v), weights (..., h, T, T)
-        concat = _merge(out)  # (..., h, T, d_v) -> (..., T, h·d_v)
+        concat = merge_heads_unchecked(out)  # (..., h, T, d_v) -> (..., T, h·d_v)
         if W_o is None:
             return concat, weights
         with np.errstate(over="ignore", invalid="ignore"):
             result = concat @ W_o  # (..., T, h·d_v) @ (h·d_v, d_out) -> (..., T, d_out)
-        _check_product_finite(result, f"concat(heads) {concat.shape} @ W_o {W_o.shape}")
+        refuse_overflow(result, f"concat(heads) {concat.shape} @ W_o {W_o.shape}")
         return result, weights
     A_q, A_o = _absorb(W_q, W_uk, W_uv, n_heads, W_o)  # (h, d_in, d_c), (h, d_c, d_v or d_out)
     Ch = np.expand_dims(C, -3)  # (..., T, d_c) -> (..., 1, T, d_c): one latent shared by every head
     with np.errstate(over="ignore", invalid="ignore"):
         Qa = np.expand_dims(X, -3) @ A_q  # (..., 1, T, d_in) @ (h, d_in, d_c) -> (..., h, T, d_c)
-    _check_product_finite(Qa, "X @ (W_q W_ukᵀ)")
-    lat, weights = _attend(Qa, Ch, Ch, mask, scale)  # (..., h, T, d_c) weighted sums of C, (..., h, T, T)
+    refuse_overflow(Qa, "X @ (W_q W_ukᵀ)")
+    lat, weights = attend(Qa, Ch, Ch, mask, scale)  # (..., h, T, d_c) weighted sums of C, (..., h, T, T)
     with np.errstate(over="ignore", invalid="ignore"):
         heads = lat @ A_o  # (..., h, T, d_c) @ (h, d_c, d_v or d_out) -> (..., h, T, d_v or d_out)
-    _check_product_finite(heads, "heads @ W_uv (W_o)")
+    refuse_overflow(heads, "heads @ W_uv (W_o)")
     if W_o is None:
-        return _merge(heads), weights  # (..., h, T, d_v) -> (..., T, h·d_v)
+        return merge_heads_unchecked(heads), weights  # (..., h, T, d_v) -> (..., T, h·d_v)
     return heads.sum(axis=-3), weights  # (..., h, T, d_out) -> (..., T, d_out): Σ_i head_i W_o^(i)
 
 
@@ -245,21 +238,18 @@ def low_rank_kv(W_k: object, W_v: object, d_c: int, X: object = None) -> tuple[n
     d_c >= the rank of X W. Each column of P has its largest entry positive (SVD leaves the sign open).
     A d_c above d_k + d_v is refused; d_c above the rank gives columns that add nothing.
     """
-    W_k, W_v = _as_numeric(W_k, "W_k"), _as_numeric(W_v, "W_v")
-    for name, W in (("W_k", W_k), ("W_v", W_v)):
-        if W.ndim != 2:
-            raise ValueError(f"{name} must be a 2-D matrix (d_in, d_out), got shape {W.shape}")
+    W_k, W_v = as_matrix(W_k, "W_k", "(d_in, d_out)"), as_matrix(W_v, "W_v", "(d_in, d_out)")
     if W_k.shape[0] != W_v.shape[0]:
         raise ValueError(f"W_k has shape {W_k.shape} but W_v has shape {W_v.shape}: both need d_in rows")
     W = np.concatenate([W_k, W_v], axis=1).astype(np.float64)  # (d_in, d_k + d_v)
-    d_c = _check_int(d_c, "d_c", minimum=1)
+    d_c = check_int(d_c, "d_c", minimum=1)
     if d_c > W.shape[1]:
         raise ValueError(f"d_c is {d_c} but keys and values have only {W.shape[1]} columns together "
                          f"(W_k {W_k.shape}, W_v {W_v.shape}): a wider latent stores more than K and V")
     target = W
     if X is not None:
-        X = _as_numeric(X, "X", min_ndim=2)
-        _check_weight(W_k, "W_k", X.shape[-1], X.shape)
+        X = as_numeric(X, "X", min_ndim=2)
+        check_weight(W_k, "W_k", X.shape[-1], X.shape)
         target = X.reshape(-1, X.shape[-1]) @ W  # (..·T, d_in) @ (d_in, d_k + d_v) -> (..·T, d_k + d_v): [K | V]
     _, _, Vt = np.linalg.svd(target, full_matrices=True)  # Vt (d_k + d_v, d_k + d_v), rows by singular value
     P = Vt[:d_c].T.copy()  # (d_k + d_v, d_c) the top d_c right singular vectors
@@ -275,9 +265,9 @@ def latent_cache_bytes(n_layers: int, d_c: int, T: int, batch: int = 1, bytes_pe
 
     d_rope: the width of DeepSeek-V2's decoupled rotary key, cached beside C (0: none).
     """
-    values = [_check_int(v, name, minimum=1) for name, v in (("n_layers", n_layers), ("d_c", d_c), ("T", T),
+    values = [check_int(v, name, minimum=1) for name, v in (("n_layers", n_layers), ("d_c", d_c), ("T", T),
                                                              ("batch", batch), ("bytes_per_value", bytes_per_value))]
-    d_rope = _check_int(d_rope, "d_rope", minimum=0)
+    d_rope = check_int(d_rope, "d_rope", minimum=0)
     n_layers, d_c, T, batch, size = values
     return n_layers * (d_c + d_rope) * T * batch * size  # Python ints: exact at any size
 
@@ -287,7 +277,7 @@ def latent_cache_bytes(n_layers: int, d_c: int, T: int, batch: int = 1, bytes_pe
 
 def elu_plus_one(x: object) -> np.ndarray:
     """φ(x) = elu(x) + 1: x + 1 for x > 0, e^x for x <= 0; always > 0 (Katharopoulos et al. 2020)."""
-    x = _as_numeric(x, "x")
+    x = as_numeric(x, "x")
     out = np.minimum(x, 0, out=np.empty_like(x))  # same shape: x where x <= 0, 0 elsewhere
     with np.errstate(under="ignore"):
         np.exp(out, out=out)  # e^x where x <= 0 (no overflow), e^0 = 1 elsewhere; in place: no second array
@@ -299,7 +289,7 @@ def _check_linear_qkv(
     Q: object, K: object, V: object, same_length: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Q, K and V (None: Q and K only) checked as for softmax attention; as many queries as keys if same_length."""
-    Q, K, V, _ = _check_qkv(Q, K, V)
+    Q, K, V, _ = check_qkv(Q, K, V)
     if same_length and Q.shape[-2] != K.shape[-2]:
         raise ValueError(
             f"causal attention needs as many queries as keys: Q has shape {Q.shape} ({Q.shape[-2]} queries) "
@@ -312,15 +302,9 @@ def _work_dtype(*arrays: np.ndarray) -> np.dtype:
     return np.result_type(*arrays, np.float32)  # float16 sums lose too much, as in softmax
 
 
-def _check_causal(causal: object) -> bool:
-    if not isinstance(causal, (bool, np.bool_)):
-        raise TypeError(f"causal must be True or False, got {causal!r}")
-    return bool(causal)
-
-
 def linear_attention_weights(Q: object, K: object, causal: bool = True) -> np.ndarray:
     """(..., T_q, T_k): φ(q_i)·φ(k_j) / Σ_j' φ(q_i)·φ(k_j'), over j <= i when causal; every row sums to 1."""
-    causal = _check_causal(causal)
+    causal = check_flag(causal, "causal")
     Q, K, _ = _check_linear_qkv(Q, K, None, causal)
     dtype = _work_dtype(Q, K)
     fQ = elu_plus_one(Q).astype(dtype, copy=False)  # (..., T_q, d_k); a new array already: no copy
@@ -338,7 +322,7 @@ def linear_attention(Q: object, K: object, V: object, causal: bool = True) -> np
     φ(q_i)·φ(k_j), masked and normalised (linear_attention_weights), times V, as softmax attention
     does with exp(q·k). Not causal: φ(Q) (φ(K)ᵀ V) / (φ(Q) Σ_j φ(k_j)), never forming a (T, T) matrix.
     """
-    causal = _check_causal(causal)
+    causal = check_flag(causal, "causal")
     Q, K, V = _check_linear_qkv(Q, K, V, causal)
     dtype = _work_dtype(Q, K, V)
     if causal:
@@ -379,7 +363,7 @@ def linear_attention_recurrent(Q: object, K: object, V: object) -> np.ndarray:
 def linear_state_bytes(d_k: int, d_v: int, n_heads: int = 1, n_layers: int = 1, batch: int = 1,
                        bytes_per_value: int = 2) -> int:
     """Bytes of linear attention's recurrent state: layers · heads · (d_k·d_v + d_k) · batch · bytes; no T."""
-    vals = [_check_int(v, name, minimum=1) for name, v in (("d_k", d_k), ("d_v", d_v), ("n_heads", n_heads),
+    vals = [check_int(v, name, minimum=1) for name, v in (("d_k", d_k), ("d_v", d_v), ("n_heads", n_heads),
                                                            ("n_layers", n_layers), ("batch", batch),
                                                            ("bytes_per_value", bytes_per_value))]
     d_k, d_v, n_heads, n_layers, batch, size = vals

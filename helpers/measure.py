@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from helpers.attention import _check_int
+from helpers.validate import check_flag, check_int
 
 __all__ = ["peak_bytes", "fastest_seconds", "loglog_slope"]
 
@@ -40,9 +40,8 @@ def fastest_seconds(fn: Callable[..., object], *args: object, repeats: int = 3, 
     """
     if not callable(fn):
         raise TypeError(f"fn must be a function to call, got {type(fn).__name__}")
-    repeats = _check_int(repeats, "repeats", minimum=1)
-    if not isinstance(cpu, (bool, np.bool_)):
-        raise TypeError(f"cpu must be True or False, got {cpu!r}")
+    repeats = check_int(repeats, "repeats", minimum=1)
+    cpu = check_flag(cpu, "cpu")
     clock = time.process_time if cpu else time.perf_counter
     best = float("inf")
     for _ in range(repeats):

@@ -22,14 +22,15 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from helpers.attention import (
-    _as_numeric,
-    _check_axis,
-    _check_int,
-    _refuse_empty_rows,
-    _refuse_large,
-    naive_softmax,
-    softmax,
+from helpers.attention import naive_softmax, softmax
+from helpers.validate import (
+    as_numeric,
+    check_axis,
+    check_flag,
+    check_int,
+    check_rng,
+    refuse_empty_rows,
+    refuse_large,
 )
 
 __all__ = [
@@ -159,10 +160,9 @@ def logsumexp(x: object, axis: int = -1, keepdims: bool = False) -> np.ndarray:
 
     -inf entries are allowed (they contribute exp(-inf) = 0); a slice of only -inf gives -inf.
     """
-    x = _as_numeric(x, "x", min_ndim=1, finite="no_pos_inf")
-    axis = _check_axis(axis, x.ndim)
-    if not isinstance(keepdims, (bool, np.bool_)):
-        raise TypeError(f"keepdims must be True or False, got {keepdims!r}")
+    x = as_numeric(x, "x", min_ndim=1, finite="no_pos_inf")
+    axis = check_axis(axis, x.ndim)
+    keepdims = check_flag(keepdims, "keepdims")
     work = _working(x)
     m = np.max(work, axis=axis, keepdims=True)  # (..., 1, ...) the maximum of each slice
     m = np.where(np.isneginf(m), 0, m)  # an all -inf slice: sum of exp is 0, log gives -inf below
@@ -176,11 +176,21 @@ def logsumexp(x: object, axis: int = -1, keepdims: bool = False) -> np.ndarray:
 
 def log_softmax(x: object, axis: int = -1) -> np.ndarray:
     """log(softmax(x)) = x - logsumexp(x), computed without exp overflow or log(0) of an underflow."""
-    x = _as_numeric(x, "x", min_ndim=1, finite="no_pos_inf")
-    axis = _check_axis(axis, x.ndim)
+    x = as_numeric(x, "x", min_ndim=1, finite="no_pos_inf")
+    axis = check_axis(axis, x.ndim)
     lse = logsumexp(x, axis=axis, keepdims=True)  # (..., 1, ...)
-    _refuse_empty_rows(lse, axis, x.shape)
+    refuse_empty_rows(lse, axis, x.shape)
     return (_working(x) - _working(lse)).astype(x.dtype, copy=False)  # same shape as x
+
+
+def log_softmax_unchecked(logits: np.ndarray) -> np.ndarray:
+    """log_softmax over the last axis of finite float logits, unchecked, as (x - m) - log(sum(exp(x - m))).
+
+    For training loops, which call it on arrays they made themselves (no scan for NaN, no -inf rows);
+    never -inf, since the largest entry of each row contributes exp(0) = 1 to the sum.
+    """
+    shifted = logits - logits.max(axis=-1, keepdims=True)  # (..., n_vocab) every entry <= 0
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))  # (..., n_vocab), never -inf
 
 
 # --------------------------------------------------------------------------- warnings, sweeps
@@ -219,7 +229,7 @@ class SweepRow(NamedTuple):
 def naive_vs_stable(x: object, magnitudes: Iterable[float], dtype: object = np.float64) -> list[SweepRow]:
     """Softmax of magnitude·x, naive and stable, in ``dtype``, for each magnitude: where do they agree?"""
     dt = _float_dtype(dtype)
-    x = _as_numeric(x, "x", min_ndim=1)
+    x = as_numeric(x, "x", min_ndim=1)
     magnitudes = _items(magnitudes, "magnitudes", "finite numbers such as [1, 10, 100]")
     rows = []
     for k, m in enumerate(magnitudes):
@@ -249,16 +259,15 @@ def score_spread(
     Returns the standard deviation and the largest |score|, unscaled and divided by √d_k.
     Expect std ≈ magnitude² · √d_k unscaled and ≈ magnitude² scaled.
     """
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy Generator, e.g. np.random.default_rng(0), got {type(rng).__name__}")
-    d_k = _check_int(d_k, "d_k", minimum=1)
-    T = _check_int(T, "T", minimum=2)
+    check_rng(rng)
+    d_k = check_int(d_k, "d_k", minimum=1)
+    T = check_int(T, "T", minimum=2)
     if isinstance(magnitude, (bool, np.bool_)) or not isinstance(magnitude, (int, float, np.integer, np.floating)):
         raise TypeError(f"magnitude must be a finite number > 0, got {magnitude!r} ({type(magnitude).__name__})")
     if not math.isfinite(magnitude) or not magnitude > 0:
         raise ValueError(f"magnitude must be a finite number > 0, got {magnitude!r}")
-    _refuse_large(T * d_k, f"the (T, d_k) = ({T:,}, {d_k:,}) random Q (and K)", "T or d_k")
-    _refuse_large(T * T, f"the (T, T) = ({T:,}, {T:,}) scores", "T")
+    refuse_large(T * d_k, f"the (T, d_k) = ({T:,}, {d_k:,}) random Q (and K)", "T or d_k")
+    refuse_large(T * T, f"the (T, T) = ({T:,}, {T:,}) scores", "T")
     Q = magnitude * rng.standard_normal((T, d_k))  # (T, d_k)
     K = magnitude * rng.standard_normal((T, d_k))  # (T, d_k)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -306,7 +315,7 @@ def compare_mask_sentinels(
     usual max-subtracted one, run in the float type itself and without a fully-masked-row guard,
     so a row of -inf gives nan exactly as it does in a framework.
     """
-    scores = _as_numeric(scores, "scores", min_ndim=2)
+    scores = as_numeric(scores, "scores", min_ndim=2)
     try:
         keep = np.asarray(keep)
     except ValueError as err:  # ragged nested lists

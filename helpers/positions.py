@@ -26,11 +26,10 @@ message, not a MemoryError).
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
-from helpers.attention import _as_numeric, _check_int, _refuse_large
+from helpers.validate import as_array, as_numeric, check_int, check_real, check_rng, refuse_large
 
 __all__ = [
     "onehot_positions",
@@ -45,22 +44,13 @@ __all__ = [
 
 
 def _check_base(base: object) -> float:
-    if isinstance(base, bool) or not isinstance(base, numbers.Real):
-        raise TypeError(f"base must be a real number > 0 (10000.0 in the Transformer paper), got {base!r}")
-    base = float(base)
-    if not math.isfinite(base) or base <= 0:
-        raise ValueError(f"base must be a finite number > 0 (10000.0 in the Transformer paper), got {base}")
-    return base
+    paper = "(10000.0 in the Transformer paper)"
+    return check_real(base, "base", low=0.0, kind=f"a real number > 0 {paper}", rule=f"a finite number > 0 {paper}")
 
 
 def _as_index_array(value: object, name: str, T: int, x_shape: tuple, *, kinds: str, what: str) -> np.ndarray:
     """``value`` as a 1-D array of shape (T,) whose dtype kind is in ``kinds``, or a named error."""
-    if isinstance(value, (str, bytes)):
-        raise TypeError(f"{name} must be an array of {what}, got a {type(value).__name__}")
-    try:
-        arr = np.asarray(value)
-    except ValueError as err:  # ragged nested lists
-        raise ValueError(f"{name} must be a 1-D array of {what}: {err}") from None
+    arr = as_array(value, name, what=f"an array of {what}", rectangular=f"a 1-D array of {what}")
     if arr.size and (arr.dtype == bool or arr.dtype.kind not in kinds):
         raise TypeError(f"{name} must hold {what}, got dtype {arr.dtype} with shape {arr.shape}")
     if arr.shape != (T,):
@@ -90,29 +80,26 @@ def _angles(positions: np.ndarray, d: int, base: float) -> np.ndarray:
 
 def onehot_positions(T: int) -> np.ndarray:
     """The (T, T) identity as float64: position p is the one-hot row e_p."""
-    T = _check_int(T, "T", minimum=1)
-    _refuse_large(T * T, f"the (T, T) = ({T:,}, {T:,}) one-hot table", "T")
+    T = check_int(T, "T", minimum=1)
+    refuse_large(T * T, f"the (T, T) = ({T:,}, {T:,}) one-hot table", "T")
     return np.eye(T, dtype=np.float64)  # (T, T)
 
 
 def learned_positions(T: int, d_model: int, rng: np.random.Generator) -> np.ndarray:
     """A random (T, d_model) table from N(0, 1/d_model), a stand-in for a learned one (rows of length ≈ 1)."""
-    T = _check_int(T, "T", minimum=1)
-    d_model = _check_int(d_model, "d_model", minimum=1)
-    _refuse_large(T * d_model, f"the (T, d_model) = ({T:,}, {d_model:,}) position table", "T or d_model")
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(
-            f"rng must be a numpy Generator, e.g. np.random.default_rng(0), got {type(rng).__name__}"
-        )
+    T = check_int(T, "T", minimum=1)
+    d_model = check_int(d_model, "d_model", minimum=1)
+    refuse_large(T * d_model, f"the (T, d_model) = ({T:,}, {d_model:,}) position table", "T or d_model")
+    check_rng(rng)
     std = 1.0 / math.sqrt(d_model)  # each row's expected squared length is d_model * std² = 1
     return rng.normal(0.0, std, size=(T, d_model))  # (T, d_model)
 
 
 def sinusoidal_positions(T: int, d_model: int, base: float = 10000.0) -> np.ndarray:
     """(T, d_model) float64: PE[p, j] = sin(p / base**(2(j//2)/d_model)) for even j, cos(...) for odd j."""
-    T = _check_int(T, "T", minimum=1)
-    d_model = _check_int(d_model, "d_model", minimum=1)
-    _refuse_large(T * d_model, f"the (T, d_model) = ({T:,}, {d_model:,}) position table", "T or d_model")
+    T = check_int(T, "T", minimum=1)
+    d_model = check_int(d_model, "d_model", minimum=1)
+    refuse_large(T * d_model, f"the (T, d_model) = ({T:,}, {d_model:,}) position table", "T or d_model")
     base = _check_base(base)
     angles = _angles(np.arange(T, dtype=np.float64), d_model, base)  # (T, ceil(d_model/2))
     PE = np.empty((T, d_model), dtype=np.float64)  # (T, d_model)
@@ -126,7 +113,7 @@ def sinusoidal_positions(T: int, d_model: int, base: float = 10000.0) -> np.ndar
 
 def rotary(x: object, base: float = 10000.0, *, positions: object = None) -> np.ndarray:
     """Rotate each pair (x[..., 2i], x[..., 2i+1]) of the token at position p by the angle p / base**(2i/d)."""
-    x = _as_numeric(x, "x", min_ndim=2)
+    x = as_numeric(x, "x", min_ndim=2)
     base = _check_base(base)
     T, d = x.shape[-2], x.shape[-1]
     if d % 2:
@@ -165,7 +152,7 @@ def rotary(x: object, base: float = 10000.0, *, positions: object = None) -> np.
 
 def permute_tokens(x: object, perm: object) -> np.ndarray:
     """x[..., perm, :] as float: token perm[t] moves to row t; perm must be a permutation of range(T)."""
-    x = _as_numeric(x, "x", min_ndim=2)
+    x = as_numeric(x, "x", min_ndim=2)
     T = x.shape[-2]
     perm = _as_index_array(perm, "perm", T, x.shape, kinds="iu", what="integers (token indices)")  # (T,)
     if not np.array_equal(np.sort(perm), np.arange(T)):

@@ -33,23 +33,24 @@ the shapes it got.
 
 from __future__ import annotations
 
-import math
-import numbers
 import string
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
-from helpers.attention import (
-    _as_numeric,
-    _check_int,
-    _refuse_large,
-    scaled_dot_product_attention,
-    softmax,
-    xavier_normal,
-)
+from helpers.attention import scaled_dot_product_attention, softmax, xavier_normal
 from helpers.backward import attention_backward
+from helpers.numerics import log_softmax_unchecked
+from helpers.validate import (
+    as_numeric,
+    as_token_ids,
+    check_int,
+    check_matrices,
+    check_real,
+    check_rng,
+    refuse_large,
+)
 
 __all__ = [
     "TASKS",
@@ -101,55 +102,9 @@ def _duration(seconds: float) -> str:
     return f"{seconds:,.0f} seconds"
 
 
-def _check_rng(rng: object) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(
-            f"rng must be a numpy Generator, e.g. np.random.default_rng(0), got {type(rng).__name__}"
-        )
-    return rng
-
-
-def _check_real(value: object, name: str, *, low: float, high: float = math.inf, low_open: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
-    value = float(value)
-    too_low = value <= low if low_open else value < low
-    if not math.isfinite(value) or too_low or value >= high:
-        bracket = "(" if low_open else "["
-        raise ValueError(f"{name} must be a finite number in {bracket}{low}, {high}), got {value}")
-    return value
-
-
-def _as_token_ids(tokens: object, name: str) -> np.ndarray:
-    """``tokens`` as an integer array; a TypeError or ValueError naming ``name`` for text, ragged lists, non-integers."""
-    if isinstance(tokens, (str, bytes)):
-        raise TypeError(f"{name} must be an integer array of token ids, got a {type(tokens).__name__}")
-    try:
-        arr = np.asarray(tokens)
-    except ValueError as err:  # ragged nested lists
-        raise ValueError(f"{name} must be a rectangular integer array of token ids: {err}") from None
-    if arr.dtype == bool or arr.dtype.kind not in "iu":
-        raise TypeError(f"{name} must hold integer token ids, got dtype {arr.dtype} with shape {arr.shape}")
-    return arr
-
-
-def _check_matrices(params: object, names: tuple[str, ...]) -> dict[str, np.ndarray]:
-    """``params`` as {name: 2-D numeric matrix} for every one of ``names``; an error naming what is missing or wrong."""
-    if not isinstance(params, dict):
-        raise TypeError(f"params must be a dict with keys {list(names)}, got a {type(params).__name__}")
-    missing = [n for n in names if n not in params]
-    if missing:
-        raise ValueError(f"params is missing {missing}; it needs {list(names)}, got {sorted(params)}")
-    p = {n: _as_numeric(params[n], f"params[{n!r}]") for n in names}
-    for n, W in p.items():
-        if W.ndim != 2:
-            raise ValueError(f"params[{n!r}] must be a 2-D matrix, got shape {W.shape}")
-    return p
-
-
 def _check_tokens(tokens: object, name: str, n_vocab: int | None = None) -> np.ndarray:
     """Return ``tokens`` as an int64 array (..., T) of token ids 0 .. n_vocab-1."""
-    arr = _as_token_ids(tokens, name)
+    arr = as_token_ids(tokens, name)
     if arr.ndim < 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty array (..., T) of token ids, got shape {arr.shape}")
     if (arr < 0).any() or (n_vocab is not None and (arr >= n_vocab).any()):
@@ -162,7 +117,7 @@ def _check_tokens(tokens: object, name: str, n_vocab: int | None = None) -> np.n
 
 def _check_params(params: object, d_in: int | None = None) -> dict[str, np.ndarray]:
     """Check the four weight matrices fit each other (and X's width d_in, if given)."""
-    p = _check_matrices(params, PARAM_NAMES)
+    p = check_matrices(params, PARAM_NAMES)
     shapes = {n: W.shape for n, W in p.items()}
     rows = {shapes["W_q"][0], shapes["W_k"][0], shapes["W_v"][0]}
     if len(rows) != 1 or shapes["W_q"][1] != shapes["W_k"][1] or shapes["W_out"][0] != shapes["W_v"][1]:
@@ -201,8 +156,8 @@ def targets_for(task: str, tokens: object) -> np.ndarray:
 def target_pattern(task: str, T: int) -> np.ndarray:
     """The attention weights (T, T) that solve ``task``: 1 where query i must look, 0 elsewhere."""
     task = _check_task(task)
-    T = _check_int(T, "T", minimum=2)
-    _refuse_large(T * T, f"the ({T:,}, {T:,}) pattern", "T")
+    T = check_int(T, "T", minimum=2)
+    refuse_large(T * T, f"the ({T:,}, {T:,}) pattern", "T")
     source = targets_for(task, np.arange(T))  # (T,) the position each output copies from
     return np.eye(T)[source]  # (T, T) row i is one-hot at source[i]
 
@@ -212,21 +167,21 @@ def make_batch(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(tokens, targets), each (B, T): uniformly random token ids and the task's right outputs."""
     task = _check_task(task)
-    batch_size = _check_int(batch_size, "batch_size", minimum=1)
-    T = _check_int(T, "T", minimum=2)
-    n_vocab = _check_int(n_vocab, "n_vocab", minimum=2)
-    rng = _check_rng(rng)
-    _refuse_large(batch_size * T, f"the ({batch_size:,}, {T:,}) batch of token ids", "batch_size or T")
+    batch_size = check_int(batch_size, "batch_size", minimum=1)
+    T = check_int(T, "T", minimum=2)
+    n_vocab = check_int(n_vocab, "n_vocab", minimum=2)
+    rng = check_rng(rng)
+    refuse_large(batch_size * T, f"the ({batch_size:,}, {T:,}) batch of token ids", "batch_size or T")
     tokens = rng.integers(0, n_vocab, size=(batch_size, T))  # (B, T)
     return tokens, targets_for(task, tokens)
 
 
 def encode(tokens: object, n_vocab: int) -> np.ndarray:
     """X = [one-hot token | one-hot position] (..., T, n_vocab + T) for token ids (..., T)."""
-    n_vocab = _check_int(n_vocab, "n_vocab", minimum=2)
+    n_vocab = check_int(n_vocab, "n_vocab", minimum=2)
     tokens = _check_tokens(tokens, "tokens", n_vocab)
     T = tokens.shape[-1]
-    _refuse_large(max(tokens.size * (n_vocab + T), n_vocab * n_vocab),
+    refuse_large(max(tokens.size * (n_vocab + T), n_vocab * n_vocab),
                   f"X of shape {(*tokens.shape, n_vocab + T)} (or the one-hot table, n_vocab = {n_vocab:,})",
                   "n_vocab or the number of tokens")
     tok = np.eye(n_vocab)[tokens]  # (..., T) -> (..., T, n_vocab)
@@ -239,13 +194,13 @@ def encode(tokens: object, n_vocab: int) -> np.ndarray:
 
 def init_params(T: int, n_vocab: int, d_k: int, d_v: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """W_q, W_k (d_in, d_k), W_v (d_in, d_v), W_out (d_v, n_vocab), Xavier-normal, d_in = n_vocab + T."""
-    T = _check_int(T, "T", minimum=2)
-    n_vocab = _check_int(n_vocab, "n_vocab", minimum=2)
-    d_k = _check_int(d_k, "d_k", minimum=1)
-    d_v = _check_int(d_v, "d_v", minimum=1)
-    rng = _check_rng(rng)
+    T = check_int(T, "T", minimum=2)
+    n_vocab = check_int(n_vocab, "n_vocab", minimum=2)
+    d_k = check_int(d_k, "d_k", minimum=1)
+    d_v = check_int(d_v, "d_v", minimum=1)
+    rng = check_rng(rng)
     d_in = n_vocab + T
-    _refuse_large(max(d_in * max(d_k, d_v), d_v * n_vocab),
+    refuse_large(max(d_in * max(d_k, d_v), d_v * n_vocab),
                   f"the weight matrices for d_in = n_vocab + T = {d_in:,}, d_k = {d_k:,}, d_v = {d_v:,}",
                   "T, n_vocab, d_k or d_v")
     return {
@@ -267,15 +222,10 @@ def _forward(p: dict[str, np.ndarray], X: np.ndarray) -> dict[str, np.ndarray]:
 
 def forward(params: dict[str, np.ndarray], X: object) -> tuple[np.ndarray, np.ndarray]:
     """(logits (..., T, n_vocab), attention weights (..., T, T)) of the layer for X (..., T, d_in)."""
-    X = _as_numeric(X, "X", min_ndim=2)
+    X = as_numeric(X, "X", min_ndim=2)
     p = _check_params(params, X.shape[-1])
     cache = _forward(p, X)
     return cache["logits"], cache["weights"]
-
-
-def _log_softmax(logits: np.ndarray) -> np.ndarray:
-    shifted = logits - logits.max(axis=-1, keepdims=True)  # (..., n_vocab) every entry <= 0
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))  # (..., n_vocab), never -inf
 
 
 def _check_targets(targets: object, logits_shape: tuple) -> np.ndarray:
@@ -290,9 +240,9 @@ def _check_targets(targets: object, logits_shape: tuple) -> np.ndarray:
 
 def cross_entropy(logits: object, targets: object) -> float:
     """Mean over all positions of −log softmax(logits)[target]; logits (..., T, n_vocab), targets (..., T)."""
-    logits = _as_numeric(logits, "logits", min_ndim=2)
+    logits = as_numeric(logits, "logits", min_ndim=2)
     targets = _check_targets(targets, logits.shape)
-    logp = _log_softmax(logits)  # (..., T, n_vocab)
+    logp = log_softmax_unchecked(logits)  # (..., T, n_vocab)
     picked = np.take_along_axis(logp, targets[..., None], axis=-1)  # (..., T, 1)
     return float(-picked.mean())
 
@@ -301,7 +251,7 @@ def loss_and_grads(
     params: dict[str, np.ndarray], X: object, targets: object
 ) -> tuple[float, dict[str, np.ndarray]]:
     """The mean cross-entropy loss and its gradient with respect to each weight matrix (same shapes)."""
-    X = _as_numeric(X, "X", min_ndim=2)
+    X = as_numeric(X, "X", min_ndim=2)
     p = _check_params(params, X.shape[-1])
     c = _forward(p, X)
     targets = _check_targets(targets, c["logits"].shape)
@@ -346,10 +296,10 @@ def adam_step(
                 f"grads[{name!r}] has shape {np.shape(grads[name])} but params[{name!r}] has shape "
                 f"{np.shape(params[name])}; a gradient has its parameter's shape"
             )
-    lr = _check_real(lr, "lr", low=0.0)
-    beta1 = _check_real(beta1, "beta1", low=0.0, high=1.0, low_open=False)
-    beta2 = _check_real(beta2, "beta2", low=0.0, high=1.0, low_open=False)
-    eps = _check_real(eps, "eps", low=0.0)
+    lr = check_real(lr, "lr", low=0.0)
+    beta1 = check_real(beta1, "beta1", low=0.0, high=1.0, low_open=False)
+    beta2 = check_real(beta2, "beta2", low=0.0, high=1.0, low_open=False)
+    eps = check_real(eps, "eps", low=0.0)
     if state is None:
         zeros = {n: np.zeros_like(W, dtype=np.float64) for n, W in params.items()}  # each W's shape
         state = {"t": 0, "m": zeros, "v": zeros}
@@ -421,9 +371,9 @@ class TrainResult:
 
 def default_probe(T: int, n_vocab: int) -> np.ndarray:
     """The probe sequence B, C, D, ... (token ids 1, 2, ..., wrapping around n_vocab), shape (T,)."""
-    T = _check_int(T, "T", minimum=1)
-    n_vocab = _check_int(n_vocab, "n_vocab", minimum=2)
-    _refuse_large(T, f"the probe of T = {T:,} tokens", "T")
+    T = check_int(T, "T", minimum=1)
+    n_vocab = check_int(n_vocab, "n_vocab", minimum=2)
+    refuse_large(T, f"the probe of T = {T:,} tokens", "T")
     return (np.arange(T) + 1) % n_vocab  # (T,)
 
 
@@ -443,24 +393,24 @@ def train(
 ) -> TrainResult:
     """Train one attention layer on ``task`` with Adam; seeded and deterministic (see TrainResult)."""
     task = _check_task(task)
-    steps = _check_int(steps, "steps", minimum=1)
+    steps = check_int(steps, "steps", minimum=1)
     if steps > MAX_STEPS:
         raise ValueError(
             f"steps = {steps:,} is too many: training runs in the kernel and blocks it, about a millisecond per step "
             f"at the default sizes, so {steps:,} steps would take roughly {_duration(steps / 1000)}; train accepts "
             f"up to {MAX_STEPS:,} steps (notebook 07 trains 300)"
         )
-    seed = _check_int(seed, "seed", minimum=0)
-    lr = _check_real(lr, "lr", low=0.0)
-    batch_size = _check_int(batch_size, "batch_size", minimum=1)
-    T = _check_int(T, "T", minimum=2)
-    n_vocab = _check_int(n_vocab, "n_vocab", minimum=2)
-    d_k = _check_int(d_k, "d_k", minimum=1)
-    d_v = _check_int(d_v, "d_v", minimum=1)
-    snapshot_every = _check_int(snapshot_every, "snapshot_every", minimum=1)
-    n_eval = _check_int(n_eval, "n_eval", minimum=1)
+    seed = check_int(seed, "seed", minimum=0)
+    lr = check_real(lr, "lr", low=0.0)
+    batch_size = check_int(batch_size, "batch_size", minimum=1)
+    T = check_int(T, "T", minimum=2)
+    n_vocab = check_int(n_vocab, "n_vocab", minimum=2)
+    d_k = check_int(d_k, "d_k", minimum=1)
+    d_v = check_int(d_v, "d_v", minimum=1)
+    snapshot_every = check_int(snapshot_every, "snapshot_every", minimum=1)
+    n_eval = check_int(n_eval, "n_eval", minimum=1)
     n, width = max(n_eval, batch_size), max(n_vocab + T, d_k, d_v)  # the largest batch; the widest (n, T, width)
-    _refuse_large(max(n * T * width, n * T * T), f"with {'n_eval' if n_eval >= batch_size else 'batch_size'} = "
+    refuse_large(max(n * T * width, n * T * T), f"with {'n_eval' if n_eval >= batch_size else 'batch_size'} = "
                   f"{n:,}, T = {T:,}, n_vocab = {n_vocab:,}, d_k = {d_k:,}, d_v = {d_v:,}, an array of shape "
                   f"{(n, T, max(width, T))}", "n_eval, batch_size, T, n_vocab, d_k or d_v")
 

@@ -315,6 +315,53 @@ def test_a_failed_decode_step_leaves_the_cache_unchanged():
     assert len(cache) == 1 and cache.n_seen == 1
 
 
+def _cache_state(cache):
+    return (len(cache), cache.n_seen, cache.positions.copy(), cache.K.copy(), cache.V.copy(), cache.nbytes, cache.dtype)
+
+
+def _assert_same_state(a, b):
+    assert a[:2] == b[:2] and a[5:] == b[5:]
+    for x, y in zip(a[2:5], b[2:5], strict=True):
+        np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("window", [None, 2])
+@pytest.mark.parametrize("before", [1, 2, 16])  # 16 fills the first buffer: the refused append reallocates
+def test_a_decode_step_refused_after_its_append_leaves_the_cache_unchanged(window, before):
+    X, W_q, W_k, W_v = _layer()
+    cache = KVCache(2, 2, window=window)
+    for t in range(before):
+        decode_step(X[t % 5], cache, W_q, W_k, W_v, 4, 2)
+    state = _cache_state(cache)
+    W_o = np.ones((8, 3))
+    W_o[0, 0] = np.nan  # found only after the key and value were stored and attended to
+    with pytest.raises(ValueError, match=r"W_o contains NaN \(first at index \(0, 0\)"):
+        decode_step(X[0], cache, W_q, W_k, W_v, 4, 2, W_o=W_o)
+    _assert_same_state(_cache_state(cache), state)
+    fresh = KVCache(2, 2, window=window)  # the next step is the one it would have been without the refusal
+    for t in range(before):
+        decode_step(X[t % 5], fresh, W_q, W_k, W_v, 4, 2)
+    got, want = decode_step(X[1], cache, W_q, W_k, W_v, 4, 2), decode_step(X[1], fresh, W_q, W_k, W_v, 4, 2)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    _assert_same_state(_cache_state(cache), _cache_state(fresh))
+
+
+def test_kv_cache_transaction_undoes_the_appends_of_a_block_that_raises():
+    cache = KVCache(1, 2, window=3)
+    cache.append(np.ones((1, 2, 2)), np.ones((1, 2, 2)))
+    state = _cache_state(cache)
+    with pytest.raises(RuntimeError, match="refused"), cache.transaction():
+        for _ in range(20):  # past the buffer's capacity: appends into a new buffer
+            cache.append(np.zeros((1, 1, 2)), np.zeros((1, 1, 2)))
+        raise RuntimeError("refused")
+    _assert_same_state(_cache_state(cache), state)
+    with cache.transaction():  # a block that does not raise keeps its appends
+        cache.append(np.zeros((1, 1, 2)), np.zeros((1, 1, 2)))
+    assert cache.n_seen == 3 and len(cache) == 3
+    assert KVCache(1, 2).dtype is None and cache.dtype == np.float64
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "msg"),
     [

@@ -19,9 +19,20 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from helpers.attention import _as_numeric  # the package's one check of numeric arrays
+from helpers.validate import as_numeric  # the package's one check of numeric arrays
 
-__all__ = ["check_array", "check_array_any_shape", "exercise_check", "input_array", "Verdict", "NOT_ANSWERED"]
+__all__ = [
+    "check_array",
+    "check_array_any_shape",
+    "check_number",
+    "check_mask",
+    "answer_floats",
+    "verdict",
+    "exercise_check",
+    "input_array",
+    "Verdict",
+    "NOT_ANSWERED",
+]
 
 NOT_ANSWERED = "Not answered yet"
 
@@ -52,7 +63,8 @@ def exercise_check(func: Callable[..., object]) -> Callable[..., Verdict]:
     return wrapper
 
 
-def _verdict(ok: bool, name: str, message: str) -> Verdict:
+def verdict(ok: bool, name: str, message: str) -> Verdict:
+    """Print "✅ name: message" (or ❌ when not ok) and return the Verdict."""
     print(f"{'✅' if ok else '❌'} {name}: {message}")
     return Verdict(ok)
 
@@ -65,7 +77,7 @@ def input_array(x: object, name: str, ndim: int) -> np.ndarray:
     """
     if x is None:
         raise TypeError(f"{name} must be a {ndim}-D numeric array, got None")
-    arr = _as_numeric(x, name)  # TypeError for text and non-numbers, ValueError for ragged, empty, NaN, inf
+    arr = as_numeric(x, name)  # TypeError for text and non-numbers, ValueError for ragged, empty, NaN, inf
     if arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-D, got shape {arr.shape}")
     return arr
@@ -91,38 +103,38 @@ def check_array(
     that exp may have overflowed.
     """
     if answer is None or answer is Ellipsis:
-        return _verdict(False, name, f"{NOT_ANSWERED}. {hint}".strip())
+        return verdict(False, name, f"{NOT_ANSWERED}. {hint}".strip())
     try:
         if np.iscomplexobj(answer):
-            return _verdict(False, name, "your answer holds complex numbers; attention works with real numbers.")
+            return verdict(False, name, "your answer holds complex numbers; attention works with real numbers.")
         got = np.asarray(answer, dtype=float)
     except OverflowError:
-        return _verdict(False, name, "a number in your answer is too large for a float.")
+        return verdict(False, name, "a number in your answer is too large for a float.")
     except (TypeError, ValueError):
-        return _verdict(False, name, f"expected an array of numbers, got {type(answer).__name__}.")
+        return verdict(False, name, f"expected an array of numbers, got {type(answer).__name__}.")
     want = np.asarray(expected, dtype=float)
     if got.shape != want.shape:
         extra = ""
         if got.shape == want.shape[::-1]:
             extra = " The shape is the transpose of the right one: which axis holds the tokens?"
-        return _verdict(False, name, f"your array has shape {got.shape}, expected {want.shape}.{extra} {hint}".rstrip())
+        return verdict(False, name, f"your array has shape {got.shape}, expected {want.shape}.{extra} {hint}".rstrip())
     if np.isnan(got).any():
         if exp:
-            return _verdict(False, name, "your array contains NaN: did exp overflow? Subtract the row maximum first.")
-        return _verdict(False, name, "your array contains NaN (not a number): 0/0, inf − inf, the square root of a "
+            return verdict(False, name, "your array contains NaN: did exp overflow? Subtract the row maximum first.")
+        return verdict(False, name, "your array contains NaN (not a number): 0/0, inf − inf, the square root of a "
                                      "negative number or a NaN in what you computed it from makes one; find the first "
                                      "step that gives NaN.")
     if np.allclose(got, want, rtol=rtol, atol=atol):
-        return _verdict(True, name, "correct.")
+        return verdict(True, name, "correct.")
     for explanation, wrong in (mistakes or {}).items():
         wrong = np.asarray(wrong, dtype=float)
         if wrong.shape == got.shape and np.allclose(got, wrong, rtol=rtol, atol=atol):
-            return _verdict(False, name, explanation)
+            return verdict(False, name, explanation)
     if got.ndim == 2 and got.shape[0] == got.shape[1] and np.allclose(got.T, want, rtol=rtol, atol=atol):
-        return _verdict(False, name, "this is the transpose of the answer: rows are queries, columns are keys.")
+        return verdict(False, name, "this is the transpose of the answer: rows are queries, columns are keys.")
     diff = np.abs(got - want)
     where = tuple(int(i) for i in np.unravel_index(np.argmax(diff), diff.shape))
-    return _verdict(
+    return verdict(
         False,
         name,
         f"the shape is right but the numbers differ; the largest difference is at index {where}: "
@@ -134,15 +146,11 @@ def check_array_any_shape(answer: object, expected: np.ndarray, *, name: str, mi
                           hint: str, exp: bool = False) -> Verdict:
     """``check_array``, after first matching the mistakes whose shape differs from the right answer's."""
     if answer is not None and answer is not Ellipsis:
-        try:
-            got = None if np.iscomplexobj(answer) else np.asarray(answer, dtype=float)
-        except (TypeError, ValueError, OverflowError):  # e.g. an int beyond float64: check_array reports it
-            got = None
+        got = answer_floats(answer)  # None for what check_array reports itself, e.g. an int beyond float64
         if got is not None:
             for explanation, wrong in mistakes.items():
                 if wrong.shape != expected.shape and got.shape == wrong.shape and np.allclose(got, wrong):
-                    print(f"❌ {name}: {explanation}")
-                    return Verdict(False)
+                    return verdict(False, name, explanation)
     same_shape = {k: v for k, v in mistakes.items() if v.shape == expected.shape}
     return check_array(answer, expected, name=name, mistakes=same_shape, hint=hint, exp=exp)
 
@@ -150,17 +158,22 @@ def check_array_any_shape(answer: object, expected: np.ndarray, *, name: str, mi
 # ------------------------------------------------ checks of one number and of a boolean mask (notebooks 06, 08-10)
 
 
+def answer_floats(answer: object) -> np.ndarray | None:
+    """The answer as a float array, or None when it is not one (complex, text, ragged, beyond float64)."""
+    try:
+        if np.iscomplexobj(answer):
+            return None
+        return np.asarray(answer, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
 def _number(answer: object) -> object:
     """A one-element answer ([5.0], np.array(5.0), 5) as a float; anything else unchanged."""
     if answer is None or answer is Ellipsis or isinstance(answer, (str, bytes)):
         return answer
-    try:
-        if np.iscomplexobj(answer):
-            return answer
-        arr = np.asarray(answer, dtype=float)
-    except (TypeError, ValueError, OverflowError):
-        return answer
-    return float(arr.reshape(-1)[0]) if arr.size == 1 else answer
+    arr = answer_floats(answer)
+    return float(arr.reshape(-1)[0]) if arr is not None and arr.size == 1 else answer
 
 
 def _describe(got: object) -> str:
@@ -180,7 +193,7 @@ def _describe(got: object) -> str:
     return f"a {type(got).__name__}"
 
 
-def _check_number(answer: object, right: float, *, name: str, mistakes: dict[str, float], hint: str,
+def check_number(answer: object, right: float, *, name: str, mistakes: dict[str, float], hint: str,
                   rtol: float = 1e-6, exp: bool = False) -> Verdict:
     """Compare one number; name a recognised slip, else say it is not right without revealing the answer.
 
@@ -188,18 +201,18 @@ def _check_number(answer: object, right: float, *, name: str, mistakes: dict[str
     """
     got = _number(answer)
     if got is None or got is Ellipsis:
-        return _verdict(False, name, f"{NOT_ANSWERED}. {hint}")
+        return verdict(False, name, f"{NOT_ANSWERED}. {hint}")
     if not isinstance(got, float):
-        return _verdict(False, name, f"expected one number, got {_describe(got)}. {hint}")
+        return verdict(False, name, f"expected one number, got {_describe(got)}. {hint}")
     if math.isnan(got):
         cause = "did exp overflow, or 0/0?" if exp else "0/0 or inf − inf makes one."
-        return _verdict(False, name, f"your answer is NaN: {cause} {hint}")
+        return verdict(False, name, f"your answer is NaN: {cause} {hint}")
     if math.isclose(got, right, rel_tol=rtol, abs_tol=1e-12):
-        return _verdict(True, name, "correct.")
+        return verdict(True, name, "correct.")
     for explanation, wrong in mistakes.items():
         if math.isclose(got, wrong, rel_tol=rtol, abs_tol=1e-12):
-            return _verdict(False, name, explanation)
-    return _verdict(False, name, f"{got:.6g} is not it. {hint}")
+            return verdict(False, name, explanation)
+    return verdict(False, name, f"{got:.6g} is not it. {hint}")
 
 
 def _as_array(answer: object) -> np.ndarray | None:
@@ -213,7 +226,7 @@ def _as_array(answer: object) -> np.ndarray | None:
     return got
 
 
-def _check_mask(answer: object, right: np.ndarray, *, name: str, mistakes: Mapping[str, np.ndarray],
+def check_mask(answer: object, right: np.ndarray, *, name: str, mistakes: Mapping[str, np.ndarray],
                 hint: str, accept: Mapping[str, np.ndarray] | None = None) -> Verdict:
     """Compare a boolean mask with ``right``; name the mistake it matches (same shape or not).
 
@@ -221,33 +234,33 @@ def _check_mask(answer: object, right: np.ndarray, *, name: str, mistakes: Mappi
     A 0/1 array of numbers is read as a mask for the diagnosis, and told to become boolean.
     """
     if answer is None or answer is Ellipsis:
-        return _verdict(False, name, f"{NOT_ANSWERED}. {hint}")
+        return verdict(False, name, f"{NOT_ANSWERED}. {hint}")
     got = _as_array(answer)
     if got is None:
-        return _verdict(False, name, f"expected a boolean array (True = may attend), got {type(answer).__name__}. {hint}")
+        return verdict(False, name, f"expected a boolean array (True = may attend), got {type(answer).__name__}. {hint}")
     numbers = got.dtype != bool
     if numbers:
         finite = np.isfinite(got)
         additive = np.where(right, 0.0, -np.inf)  # the same mask as 0 / -inf, to add to the scores
         if got.shape == right.shape and np.array_equal(got, additive):
-            return _verdict(False, name, "this is the additive form (0 where allowed, -inf where hidden), which is added "
+            return verdict(False, name, "this is the additive form (0 where allowed, -inf where hidden), which is added "
                         "to the scores; here give the boolean mask itself: True = may attend.")
         if not (finite.all() and np.isin(got, (0, 1)).all()):
-            return _verdict(False, name, f"a mask holds True/False (or 0/1), but yours holds other numbers. {hint}")
+            return verdict(False, name, f"a mask holds True/False (or 0/1), but yours holds other numbers. {hint}")
         got = got.astype(bool)
     tail = (" Also: a mask must be boolean (True/False), not the numbers 0/1: the helpers refuse a mask of "
             "numbers; use dtype=bool or a comparison such as j <= i.") if numbers else ""
     for sentence, ok in {"correct.": right, **(accept or {})}.items():
         if got.shape == ok.shape and np.array_equal(got, ok):
             if numbers:
-                return _verdict(False, name, "the pattern is right, but it is made of numbers: a mask must be boolean "
+                return verdict(False, name, "the pattern is right, but it is made of numbers: a mask must be boolean "
                             "(True/False); the helpers refuse a mask of 0/1 numbers. Use dtype=bool or a comparison.")
-            return _verdict(True, name, sentence)
+            return verdict(True, name, sentence)
     for explanation, wrong in mistakes.items():
         if got.shape == wrong.shape and np.array_equal(got, wrong):
-            return _verdict(False, name, explanation + tail)
+            return verdict(False, name, explanation + tail)
     if got.shape != right.shape:
-        return _verdict(False, name, f"your mask has shape {got.shape}, expected {right.shape}. {hint}")
+        return verdict(False, name, f"your mask has shape {got.shape}, expected {right.shape}. {hint}")
     where = tuple(int(i) for i in np.argwhere(got != right)[0])
-    return _verdict(False, name, f"the entry at index {where} is {bool(got[where])}, expected {bool(right[where])}.{tail} "
+    return verdict(False, name, f"the entry at index {where} is {bool(got[where])}, expected {bool(right[where])}.{tail} "
                 f"{hint}")

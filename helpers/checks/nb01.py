@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from helpers.attention import self_attention, softmax
-from helpers.checks import Verdict, _verdict, check_array, exercise_check, input_array
+from helpers.checks import Verdict, check_array, exercise_check, input_array, verdict
 from helpers.examples import T000_F1_X
 
 __all__ = [
@@ -66,7 +66,7 @@ def _shape_verdict(answer: object, name: str, by_shape: dict[tuple, str]) -> Ver
     except (TypeError, ValueError, OverflowError):  # e.g. 10**400 does not fit a float
         return None
     if shape in by_shape:
-        return _verdict(False, name, f"your array has shape {shape}: {by_shape[shape]}")
+        return verdict(False, name, f"your array has shape {shape}: {by_shape[shape]}")
     return None
 
 
@@ -81,7 +81,7 @@ def check_scores(answer: object, X: object = EXERCISE_X) -> Verdict:
     p = _parts(X)
     T, d = p["X"].shape
     name = "scaled scores"
-    verdict = _shape_verdict(
+    shaped = _shape_verdict(
         answer,
         name,
         {
@@ -93,8 +93,8 @@ def check_scores(answer: object, X: object = EXERCISE_X) -> Verdict:
         if T != d
         else {},
     )
-    if verdict is not None:
-        return verdict
+    if shaped is not None:
+        return shaped
     return check_array(
         answer,
         p["scores"],
@@ -121,9 +121,9 @@ def check_weights(answer: object, X: object = EXERCISE_X) -> Verdict:
             "that is the shape of X. The softmax goes over the scores X Xᵀ/√d (T×T), not over X itself."
         )
         by_shape[(d, d)] = "that is the shape of Xᵀ X, which compares features; the scores are X @ X.T."
-    verdict = _shape_verdict(answer, name, by_shape)
-    if verdict is not None:
-        return verdict
+    shaped = _shape_verdict(answer, name, by_shape)
+    if shaped is not None:
+        return shaped
     return check_array(
         answer,
         p["weights"],
@@ -163,9 +163,9 @@ def check_output(answer: object, X: object = EXERCISE_X) -> Verdict:
         by_shape[(d, T)] = (
             "that is the transpose of the output: tokens are rows, so the output has shape (T, d)."
         )
-    verdict = _shape_verdict(answer, name, by_shape)
-    if verdict is not None:
-        return verdict
+    shaped = _shape_verdict(answer, name, by_shape)
+    if shaped is not None:
+        return shaped
     X_ = p["X"]
     return check_array(
         answer,
@@ -201,20 +201,20 @@ def check_text000_weights(answer: object) -> Verdict:
     with np.errstate(under="ignore", invalid="ignore", divide="ignore"):
         whole_softmax = np.exp(whole) / np.exp(whole).sum()  # (T, T) all T² entries sum to 1
         global_max_row_sum = np.exp(whole) / np.exp(whole).sum(axis=-1, keepdims=True)  # (T, T) 0/0 = nan
-    verdict = _shape_verdict(
+    shaped = _shape_verdict(
         answer,
         name,
         {(T, d): "that is the shape of X. The softmax goes over the scores X Xᵀ/√d (T×T)."},
     )
-    if verdict is not None:
-        return verdict
+    if shaped is not None:
+        return shaped
     if answer is not None and answer is not Ellipsis:
         try:
             got = np.asarray(answer, dtype=float)
         except (TypeError, ValueError, OverflowError):  # e.g. 10**400 does not fit a float
             got = None
         if got is not None and got.shape == (T, T) and np.allclose(got, global_max_row_sum, equal_nan=True):
-            return _verdict(
+            return verdict(
                 False,
                 name,
                 "your array contains NaN because you subtracted the max of the WHOLE matrix: in every row "
@@ -257,7 +257,7 @@ def check_most_attended(answer: object, X: object = EXERCISE_X) -> Verdict:
             and np.array_equal(got, np.arange(T))
             and not np.array_equal(right, np.arange(T))
         ):
-            return _verdict(
+            return verdict(
                 False,
                 name,
                 "that says every token attends most to itself. Not always: x_i·x_j can beat x_i·x_i "

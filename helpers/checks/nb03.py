@@ -16,7 +16,7 @@ import numpy as np
 
 from helpers import examples
 from helpers.attention import softmax
-from helpers.checks import NOT_ANSWERED, Verdict, _verdict, check_array, exercise_check
+from helpers.checks import NOT_ANSWERED, Verdict, check_array, exercise_check, verdict
 from helpers.numerics import exp_limits, logsumexp
 
 __all__ = ["SOFTMAX_CASES", "LSE_ROW", "check_stable_softmax", "check_largest_safe_x", "check_logsumexp"]
@@ -109,9 +109,9 @@ def check_stable_softmax(func: object) -> Verdict:
     """Call the student's softmax on hard inputs (overflow, underflow, -inf, float16, batches) and diagnose."""
     name = "stable softmax"
     if func is None or func is Ellipsis:
-        return _verdict(False, name, f"{NOT_ANSWERED}. {_SOFTMAX_HINT}")
+        return verdict(False, name, f"{NOT_ANSWERED}. {_SOFTMAX_HINT}")
     if not callable(func):
-        return _verdict(False, name, f"pass your function itself (e.g. my_softmax), got a {type(func).__name__}.")
+        return verdict(False, name, f"pass your function itself (e.g. my_softmax), got a {type(func).__name__}.")
     answers: list[np.ndarray] = []
     for label, x in SOFTMAX_CASES:
         try:
@@ -120,15 +120,15 @@ def check_stable_softmax(func: object) -> Verdict:
             extra = ""
             if "broadcast" in str(err):
                 extra = " Keep the summed axis with keepdims=True so the shapes line up."
-            return _verdict(False, name, f"your function raised {type(err).__name__}: {err} (on {label}).{extra}")
+            return verdict(False, name, f"your function raised {type(err).__name__}: {err} (on {label}).{extra}")
         if got is None:
-            return _verdict(False, name, f"{NOT_ANSWERED}. {_SOFTMAX_HINT}")
+            return verdict(False, name, f"{NOT_ANSWERED}. {_SOFTMAX_HINT}")
         try:
             got = np.asarray(got, dtype=np.float64)
         except (TypeError, ValueError):
-            return _verdict(False, name, f"your function should return an array of numbers, got {type(got).__name__}.")
+            return verdict(False, name, f"your function should return an array of numbers, got {type(got).__name__}.")
         if got.shape != x.shape:
-            return _verdict(
+            return verdict(
                 False, name, f"on {label} the input has shape {x.shape} but you returned shape {got.shape}; "
                 "softmax keeps the shape (did you lose keepdims=True?)."
             )
@@ -136,7 +136,7 @@ def check_stable_softmax(func: object) -> Verdict:
     expected = [softmax(x).astype(np.float64) for _, x in SOFTMAX_CASES]
     wrong = [i for i, (g, e) in enumerate(zip(answers, expected, strict=True)) if not _same(g, e, SOFTMAX_CASES[i][1])]
     if not wrong:
-        return _verdict(True, name, f"correct on all {len(SOFTMAX_CASES)} hard inputs (overflow, underflow, -inf, "
+        return verdict(True, name, f"correct on all {len(SOFTMAX_CASES)} hard inputs (overflow, underflow, -inf, "
                         "float16, rows on different scales, a batch).")
     first = wrong[0]
     label, x = SOFTMAX_CASES[first]
@@ -144,14 +144,14 @@ def check_stable_softmax(func: object) -> Verdict:
     for explanation, mistake in _MISTAKES:  # a mistake that reproduces the answer on every case explains it
         predicted = [np.asarray(_quiet(mistake, x_), dtype=np.float64) for _, x_ in SOFTMAX_CASES]
         if all(_same(g, p, x_) for g, p, (_, x_) in zip(answers, predicted, SOFTMAX_CASES, strict=True)):
-            return _verdict(False, name, explanation + where)
+            return verdict(False, name, explanation + where)
     if np.isnan(answers[first]).any():
         why = "your result contains nan: an exp overflowed (inf/inf) or a whole row underflowed (0/0)."
     elif np.isinf(answers[first]).any():
         why = "your result contains inf: exp overflowed."
     else:
         why = "the numbers differ from softmax over the last axis."
-    return _verdict(False, name, f"{why} {_SOFTMAX_HINT}{where}")
+    return verdict(False, name, f"{why} {_SOFTMAX_HINT}{where}")
 
 
 # ------------------------------------------------------------------ exercise 2: the largest safe x
@@ -168,32 +168,32 @@ def check_largest_safe_x(answer: object, dtype: object = np.float32) -> Verdict:
         "test it and its neighbours, as the deep dive on float types checks its table."
     )
     if answer is None or answer is Ellipsis:
-        return _verdict(False, name, f"{NOT_ANSWERED}. {hint}")
+        return verdict(False, name, f"{NOT_ANSWERED}. {hint}")
     try:
         value = float(answer)
     except OverflowError:  # e.g. the Python int 10**400
-        return _verdict(False, name, f"your number is too large for any float; the answer is a finite x whose exp "
+        return verdict(False, name, f"your number is too large for any float; the answer is a finite x whose exp "
                         f"is finite. {hint}")
     except (TypeError, ValueError):
-        return _verdict(False, name, f"expected one number, got {type(answer).__name__}.")
+        return verdict(False, name, f"expected one number, got {type(answer).__name__}.")
     if not math.isfinite(value):
-        return _verdict(False, name, f"you have {value}; the answer is a finite x whose exp is finite. {hint}")
+        return verdict(False, name, f"you have {value}; the answer is a finite x whose exp is finite. {hint}")
     fi = np.finfo(dt)
     with np.errstate(over="ignore", under="ignore"):
         x = dt.type(value)
         exp_x = np.exp(x)
         exp_next = np.exp(np.nextafter(x, dt.type(np.inf)))
     if float(x) == limits.max_finite:
-        return _verdict(True, name, f"correct: exp({float(x)!r}) = {float(exp_x):.6g} and the next {dt} up overflows.")
+        return verdict(True, name, f"correct: exp({float(x)!r}) = {float(exp_x):.6g} and the next {dt} up overflows.")
     gap = abs(float(x) - limits.max_finite) / float(np.spacing(dt.type(limits.max_finite)))  # in dt steps
     steps = int(round(gap)) if math.isfinite(gap) else math.inf
     if steps <= 1024:
         as_dt = f"as a {dt} your {value!r} is {float(x)!r}, and " if float(x) != value else ""
         if not np.isfinite(exp_x):
-            return _verdict(False, name, f"almost: {as_dt}np.exp({float(x)!r}) is inf in {dt} "
+            return verdict(False, name, f"almost: {as_dt}np.exp({float(x)!r}) is inf in {dt} "
                             f"({steps} {dt} step(s) too far). Step down with np.nextafter.")
         if np.isfinite(exp_next):
-            return _verdict(False, name, f"safe but not the largest: exp({float(x)!r}) is finite, and so is exp of the "
+            return verdict(False, name, f"safe but not the largest: exp({float(x)!r}) is finite, and so is exp of the "
                             f"next {dt} up ({steps} step(s) below the limit). Step up with np.nextafter.")
     underflow = "that is where exp(x) underflows to 0, not where it overflows."
     mistakes = [
@@ -209,11 +209,11 @@ def check_largest_safe_x(answer: object, dtype: object = np.float32) -> Verdict:
             mistakes.append((f"that is the limit for {np.dtype(other)}, not {dt}.", exp_limits(other).max_finite))
     for explanation, wrong in mistakes:
         if math.isclose(value, wrong, rel_tol=1e-3):
-            return _verdict(False, name, explanation)
+            return verdict(False, name, explanation)
     if not math.isfinite(float(x)):
-        return _verdict(False, name, f"you have {value:.6g}, beyond the largest {dt} ({float(fi.max):.4g}); the answer "
+        return verdict(False, name, f"you have {value:.6g}, beyond the largest {dt} ({float(fi.max):.4g}); the answer "
                         f"is a much smaller x whose exp is finite. {hint}")
-    return _verdict(False, name, f"you have {value:.6g}; the limit is near {limits.max_finite:.4f}. {hint}")
+    return verdict(False, name, f"you have {value:.6g}; the limit is near {limits.max_finite:.4f}. {hint}")
 
 
 # ------------------------------------------------------------------ exercise 3: log-sum-exp of a row

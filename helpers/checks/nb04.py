@@ -14,15 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from helpers.attention import (
-    _check_int,
-    _check_qk_width,
-    _check_weight,
-    merge_heads,
-    scaled_dot_product_attention,
-    split_heads,
-)
+from helpers.attention import merge_heads, scaled_dot_product_attention, split_heads
 from helpers.checks import Verdict, check_array_any_shape, exercise_check, input_array
+from helpers.validate import check_int, check_qk_width, check_weight
 
 __all__ = ["check_split_heads", "check_merge_heads", "check_head_weights", "check_output_projection"]
 
@@ -35,7 +29,7 @@ _as_float = input_array  # the notebook's inputs: a TypeError/ValueError naming 
 
 def _check_heads(n_heads: object, name: str, shape: tuple[int, ...]) -> int:
     """n_heads as an int >= 1 that divides the last axis of ``name`` (shape ``shape``), or a ValueError/TypeError."""
-    h = _check_int(n_heads, "n_heads", minimum=1)
+    h = check_int(n_heads, "n_heads", minimum=1)
     if shape[-1] % h:
         raise ValueError(f"n_heads = {h} does not divide the {shape[-1]} columns of {name} (shape {shape}): "
                          f"each head gets d_model / n_heads columns; choose n_heads among "
@@ -105,9 +99,9 @@ def check_merge_heads(answer: object, heads: object) -> Verdict:
 def check_head_weights(answer: object, X: object, W_q: object, W_k: object, n_heads: int) -> Verdict:
     """Exercise 3: the attention weights of every head (h, T, T), scaled by 1/√d_head."""
     X = _as_float(X, "X", 2)
-    W_q = _check_weight(_as_float(W_q, "W_q", 2), "W_q", X.shape[1], X.shape)  # (d_in, d_model)
-    W_k = _check_weight(_as_float(W_k, "W_k", 2), "W_k", X.shape[1], X.shape)  # (d_in, d_model)
-    _check_qk_width(W_q.shape, W_k.shape)
+    W_q = check_weight(_as_float(W_q, "W_q", 2), "W_q", X.shape[1], X.shape)  # (d_in, d_model)
+    W_k = check_weight(_as_float(W_k, "W_k", 2), "W_k", X.shape[1], X.shape)  # (d_in, d_model)
+    check_qk_width(W_q.shape, W_k.shape)
     n_heads = _check_heads(n_heads, "W_q", W_q.shape)
     Qh = split_heads(X @ W_q, n_heads)  # (T, d_model) -> (h, T, d_head)
     Kh = split_heads(X @ W_k, n_heads)  # (T, d_model) -> (h, T, d_head)

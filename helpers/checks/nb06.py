@@ -19,12 +19,10 @@ with what its pattern would be, since the helpers refuse a mask that is not bool
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 
 from helpers.attention import causal_mask, padding_mask, project_qkv, scaled_dot_product_attention, softmax
-from helpers.checks import Verdict, _check_mask, _verdict, check_array, exercise_check
+from helpers.checks import Verdict, check_array_any_shape, check_mask, exercise_check
 from helpers.sentence import adjective_head, embed, embeddings
 
 __all__ = [
@@ -50,23 +48,6 @@ EX_TARGET = ("il", "était", "fatigué")  # exercise 4: the target tokens (queri
 EX_TARGET_TWINS = ("it", "was", "tired")  # ... made-up embeddings: each gets its English twin's features
 
 
-def _pre_shape(answer: object, expected: np.ndarray, *, name: str, mistakes: Mapping[str, np.ndarray],
-               hint: str, exp: bool = False) -> Verdict:
-    """check_array, after first matching the mistakes whose shape differs from the right answer's."""
-    got = None
-    if answer is not None and answer is not Ellipsis:
-        try:
-            got = None if np.iscomplexobj(answer) else np.asarray(answer, dtype=float)
-        except (TypeError, ValueError, OverflowError):  # check_array below says what is wrong with it
-            got = None
-        if got is not None:
-            for explanation, wrong in mistakes.items():
-                if wrong.shape != expected.shape and got.shape == wrong.shape and np.allclose(got, wrong):
-                    return _verdict(False, name, explanation)
-    same_shape = {k: v for k, v in mistakes.items() if v.shape == expected.shape}
-    return check_array(answer, expected, name=name, mistakes=same_shape, hint=hint, exp=exp)
-
-
 # --------------------------------------------------------------------------- exercise 1
 
 
@@ -86,7 +67,7 @@ def check_causal_mask(answer: object) -> Verdict:
     }
     hint = (f"Hint: entry [i, j] says whether query i may look at key j (T = {T}). Which keys may a token use "
             "when the model predicts the word after it?")
-    return _check_mask(answer, right, name="Exercise 1, causal mask", mistakes=mistakes, hint=hint)
+    return check_mask(answer, right, name="Exercise 1, causal mask", mistakes=mistakes, hint=hint)
 
 
 # --------------------------------------------------------------------------- exercise 2
@@ -119,7 +100,7 @@ def check_padding_mask(answer: object) -> Verdict:
     }
     hint = ("Hint: sentence b has lengths[b] real tokens first, then padding. Compare the key positions "
             "0..T-1 with each length, then give the result an axis of length 1 for the queries.")
-    return _check_mask(answer, right, name="Exercise 2, padding mask", mistakes=mistakes, hint=hint, accept=accept)
+    return check_mask(answer, right, name="Exercise 2, padding mask", mistakes=mistakes, hint=hint, accept=accept)
 
 
 # --------------------------------------------------------------------------- exercise 3
@@ -142,7 +123,7 @@ def check_masked_row(answer: object) -> Verdict:
         "you dropped the hidden key: keep all 4 entries, with weight 0 for key 3 (index 2).": softmax(s[keep]),
     }
     hint = "Hint: which score makes e^score exactly 0? Give it to the hidden key, then take the softmax of the row."
-    return _pre_shape(answer, right, name="Exercise 3, masked row", mistakes=mistakes, hint=hint, exp=True)
+    return check_array_any_shape(answer, right, name="Exercise 3, masked row", mistakes=mistakes, hint=hint, exp=True)
 
 
 # --------------------------------------------------------------------------- exercise 4
@@ -192,5 +173,5 @@ def check_cross_weights(answer: object) -> Verdict:
     }
     hint = (f"Hint: Q from the target ({T_q} rows) with W_q, K from the source ({T_k} rows) with W_k; "
             "then softmax(Q Kᵀ/√d_k) over the keys.")
-    return _pre_shape(answer, right, name="Exercise 4, cross-attention weights", mistakes=mistakes, hint=hint,
-                      exp=True)
+    return check_array_any_shape(answer, right, name="Exercise 4, cross-attention weights", mistakes=mistakes,
+                                 hint=hint, exp=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from helpers.backward import attention_backward_steps, softmax_jacobian
-from helpers.checks import Verdict, check_array, exercise_check
+from helpers.checks import Verdict, answer_floats, check_array, exercise_check
 from helpers.training import adam_step, target_pattern
 
 __all__ = [
@@ -45,17 +45,6 @@ EX_W = np.array([[0.7, -1.0, 2.0], [1.5, 0.8, -0.6]])  # (2, 3)
 EX_G = np.array([[0.2, -0.5, 1.0], [-0.4, 0.1, 0.3]])  # (2, 3) its gradient
 EX_LR = 0.1
 EX_T = 5
-
-
-def _floats(answer: object) -> np.ndarray | None:
-    """The answer as a float array, or None when it is not one (check_array then says what is wrong)."""
-    try:
-        if np.iscomplexobj(answer):
-            return None
-        got = np.asarray(answer, dtype=float)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    return got
 
 
 @exercise_check
@@ -150,7 +139,7 @@ def check_next_token_pattern(answer: object) -> Verdict:
         "this is the identity: every position copies itself, which leaves the sequence unchanged.": np.eye(T),
         "this is the reversal pattern (the anti-diagonal).": target_pattern("reverse", T),
     }
-    got = _floats(answer)
+    got = answer_floats(answer)
     if got is not None and got.shape == right.shape and np.isfinite(got).all():
         known = [right, *mistakes.values()]
         sums = got.sum(axis=-1)  # (T,) one sum per query row

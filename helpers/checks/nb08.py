@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from helpers.attention import online_softmax_steps
-from helpers.checks import Verdict, _check_number, check_array, exercise_check
+from helpers.checks import Verdict, check_array, check_number, exercise_check
 
 __all__ = [
     "EX_SEEN",
@@ -65,7 +65,7 @@ def check_online_update(m_new: object, l_new: object) -> Verdict:
     m0, l0 = EX_M_OLD, EX_L_OLD
     block_new = float(np.exp(EX_BLOCK - m).sum())  # the block's terms under the new max
     block_old = float(np.exp(EX_BLOCK - m0).sum())  # ... under the old one
-    ok_m = _check_number(m_new, m, name="Exercise 1, new running max", hint="Hint: the largest score seen so far.",
+    ok_m = check_number(m_new, m, name="Exercise 1, new running max", hint="Hint: the largest score seen so far.",
                          exp=True, mistakes={
         f"this is the old max {m0:g}: the block holds a larger score, so the running max grows.": m0,
         "you added the two maxima; the running max is the larger of the two: max(m_old, max(block)).":
@@ -73,7 +73,7 @@ def check_online_update(m_new: object, l_new: object) -> Verdict:
         "this is the smallest score of the block; the running max is the largest score seen so far.":
             float(EX_BLOCK.min()),
     })
-    ok_l = _check_number(l_new, l, name="Exercise 1, new running sum",
+    ok_l = check_number(l_new, l, name="Exercise 1, new running sum",
                          hint="Hint: the old sum was made with exp(x − m_old); what turns exp(x − m_old) into "
                               "exp(x − m_new)?", exp=True, mistakes={
         "the rescale factor is upside down: exp(m_new − m_old) makes the old terms larger; "
@@ -108,13 +108,13 @@ def check_merge(m: object, l: object, o: object) -> Verdict:
     right_m, right_l, right_o = _merge(a, b)
     up_m, up_l, up_o = _merge(a, b, swap=True)
     fa, fb = math.exp(a["m"] - right_m), math.exp(b["m"] - right_m)
-    ok_m = _check_number(m, right_m, name="Exercise 2, m", hint="Hint: the max over all the keys of the row.",
+    ok_m = check_number(m, right_m, name="Exercise 2, m", hint="Hint: the max over all the keys of the row.",
                          exp=True, mistakes={
         "this is the smaller max; the row's max is the larger of the two.": min(a["m"], b["m"]),
         "you added the maxima; the row's max is max(m_A, m_B).": a["m"] + b["m"],
         "this is the mean of the maxima; the row's max is max(m_A, m_B).": (a["m"] + b["m"]) / 2,
     })
-    ok_l = _check_number(l, right_l, name="Exercise 2, l",
+    ok_l = check_number(l, right_l, name="Exercise 2, l",
                          hint="Hint: bring both sums to the common max m first.", exp=True, mistakes={
         "you added the sums as they are: each was made with its own max; multiply ℓ_A by exp(m_A − m) "
         "and ℓ_B by exp(m_B − m) first.": a["l"] + b["l"],
@@ -148,7 +148,7 @@ def check_matrix_bytes(answer: object) -> Verdict:
     T = EX_T_BYTES
     item = np.dtype(np.float32).itemsize  # 4 bytes
     right = float(T * T * item)
-    return _check_number(answer, right, name="Exercise 3, bytes", hint="Hint: how many numbers, and how many "
+    return check_number(answer, right, name="Exercise 3, bytes", hint="Hint: how many numbers, and how many "
                          "bytes does one float32 take (np.dtype(np.float32).itemsize)?", mistakes={
         "these are bits, not bytes: a float32 is 32 bits = 4 bytes; divide by 8.": right * 8,
         "that is float64 (8 bytes per number); float32 takes 4.": float(T * T * 8),
@@ -170,7 +170,7 @@ def check_flops(answer: object) -> Verdict:
     """Exercise 4: the floating-point operations of Q Kᵀ and weights · V for T = EX_T_FLOPS, d = EX_D."""
     T, d = EX_T_FLOPS, EX_D
     right = float(4 * T * T * d)
-    return _check_number(answer, right, name="Exercise 4, FLOPs", hint="Hint: Q Kᵀ is T·T dot products of "
+    return check_number(answer, right, name="Exercise 4, FLOPs", hint="Hint: Q Kᵀ is T·T dot products of "
                          "length d, each d multiplications and d additions; then weights · V.", mistakes={
         "2·T²·d is one product only, or both with a multiply-add counted as one operation: each of Q Kᵀ "
         "and weights · V costs 2·T²·d (a multiplication and an addition per term).": float(2 * T * T * d),

@@ -27,10 +27,10 @@ from helpers.attention import causal_mask, softmax
 from helpers.checks import (
     NOT_ANSWERED,
     Verdict,
-    _check_number,
-    _verdict,
     check_array_any_shape,
+    check_number,
     exercise_check,
+    verdict,
 )
 from helpers.generation import KVCache, decode_step, grouped_query_attention, kv_cache_bytes
 
@@ -73,7 +73,7 @@ def check_cache_bytes(answer: object) -> Verdict:
     """Exercise 1: the bytes of EX_CONFIG's key/value cache at T tokens, batch 1, 2 bytes per number."""
     c = EX_CONFIG
     right = float(kv_cache_bytes(c["n_layers"], c["n_kv_heads"], c["d_head"], c["T"]))
-    return _check_number(answer, right, name="Exercise 1, bytes", hint="Hint: per layer, per key/value head, per "
+    return check_number(answer, right, name="Exercise 1, bytes", hint="Hint: per layer, per key/value head, per "
                          "token, the cache holds d_head numbers of K and d_head of V, 2 bytes each.", mistakes={
         "half of it: the cache holds both K and V, and each 16-bit number takes 2 bytes; did you leave out "
         "one of these two factors of 2?": right / 2,
@@ -103,7 +103,7 @@ def check_kv_head_of(answer: object) -> Verdict:
     hint = (f"Hint: {h} query heads, {g} key/value heads: each key/value head serves h // g = {h // g} "
             "consecutive query heads.")
     if answer is None or answer is Ellipsis:
-        return _verdict(False, name, f"{NOT_ANSWERED}. {hint}")
+        return verdict(False, name, f"{NOT_ANSWERED}. {hint}")
     mistakes = {
         "counted from 1; NumPy indexes the heads from 0 (query head 0 reads key/value head 0).": right + 1,
         "i % g deals the query heads out in turn (0, 1, 0, 1, …); grouped-query attention gives each key/value "

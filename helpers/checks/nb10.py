@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from helpers.checks import Verdict, _check_mask, _check_number, check_array_any_shape, exercise_check
+from helpers.checks import Verdict, check_array_any_shape, check_mask, check_number, exercise_check
 from helpers.generation import kv_cache_bytes
 from helpers.longcontext import (
     absorbed_matrices,
@@ -89,7 +89,7 @@ def check_band_mask(answer: object) -> Verdict:
         "may look back only.": np.abs(i - j) < w,
         "True and False are swapped: True means \"may attend\".": ~right,
     }
-    return _check_mask(answer, right, name="Exercise 1, band mask", mistakes=mistakes,
+    return check_mask(answer, right, name="Exercise 1, band mask", mistakes=mistakes,
                        hint=f"Hint: query i may attend key j when i − w < j <= i (T = {T}, w = {w}); compare two "
                             "np.arange vectors.")
 
@@ -102,7 +102,7 @@ def check_reach(answer: object) -> Verdict:
     """Exercise 2: after EX_LAYERS layers of window EX_W_REACH, the last token reaches n = L·(w − 1) tokens back."""
     L, w = EX_LAYERS, EX_W_REACH
     right = float(L * (w - 1))
-    return _check_number(answer, right, name="Exercise 2, tokens back", hint="Hint: one layer lets a token reach "
+    return check_number(answer, right, name="Exercise 2, tokens back", hint="Hint: one layer lets a token reach "
                          "w − 1 tokens back (the window holds w keys, itself included); each layer adds that much.",
                          mistakes={
         f"L·w = {L * w} counts the token itself once per layer: one layer reaches only w − 1 = {w - 1} tokens "
@@ -152,7 +152,7 @@ def check_cache_bytes(mha: object, mla: object) -> Verdict:
     L, h, d, d_c, d_r = m["n_layers"], m["n_heads"], m["d_head"], m["d_c"], m["d_rope"]
     right_mha = float(kv_cache_bytes(L, h, d, 1))
     right_mla = float(latent_cache_bytes(L, d_c, 1, d_rope=d_r))
-    ok_mha = _check_number(mha, right_mha, name="Exercise 4, multi-head cache bytes per token",
+    ok_mha = check_number(mha, right_mha, name="Exercise 4, multi-head cache bytes per token",
                            hint="Hint: per layer and head, one key and one value of d_head numbers, 2 bytes each.",
                            mistakes={
         "that is half of it: the cache holds a key AND a value per head, and a 16-bit number takes 2 bytes; "
@@ -162,7 +162,7 @@ def check_cache_bytes(mha: object, mla: object) -> Verdict:
         "these are bits: a 16-bit number takes 2 bytes, not 16.": right_mha * 8,
         "that is float32 (4 bytes a number); the question says 16-bit numbers, 2 bytes.": right_mha * 2,
     })
-    ok_mla = _check_number(mla, right_mla, name="Exercise 4, latent cache bytes per token",
+    ok_mla = check_number(mla, right_mla, name="Exercise 4, latent cache bytes per token",
                            hint="Hint: per layer, the latent c (d_c numbers) and the rotary key (d_rope numbers), "
                                 "2 bytes each; no per-head keys or values.", mistakes={
         "the decoupled rotary key is missing: DeepSeek caches its d_rope numbers beside the latent.":
