@@ -1,7 +1,7 @@
 """The shared drawing of the course's figures: one heatmap helper, a grid of heads, the views, saving.
 
 A figure that only one lesson draws lives in ``helpers.figures`` (one module per notebook) and builds
-on these.
+on these. The numbers, colours and texts come from ``helpers.panels``, as the live tables' do.
 
 Shape notation (as in ``helpers.attention``): ``T`` tokens (``T_q`` queries as rows, ``T_k`` keys
 as columns), ``d_model`` features, ``d_k`` features per head, ``h`` heads.
@@ -16,7 +16,9 @@ Conventions every figure here follows:
   gets a horizontal bar under it (``helpers.panels.legends``: shared by neighbours on one scale), ticked
   at its lo, middle and hi as the cells print numbers, while the attention weights share one bar 0..1;
 * every cell prints its value (``format_value``), in black or white depending on the luminance of
-  the cell colour; NaN and ±inf cells are drawn grey and hatched and print "nan" / "inf";
+  the cell colour (``text_colors``); NaN and ±inf cells are drawn grey and hatched and print "nan" / "inf";
+* the colour limits (``helpers.panels.limits``) and the cell colours (``cell_colors``) are the ones the
+  live tables show;
 * one colour-blind-safe colormap, ``CMAP`` (viridis), for every heatmap.
 
 Functions called without an ``ax`` / ``fig`` create a pyplot figure (so a notebook cell shows it
@@ -34,7 +36,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import matplotlib as mpl
 import numpy as np
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure, SubFigure
@@ -47,14 +48,16 @@ from helpers.panels import (
     CMAP,
     KINDS,
     LEGEND_LABELS,
-    NAN_COLOR,
     STEP_KEYS,
     Panel,
     View,
+    cell_colors,
     check_fmt,
+    colormap,
     format_matrix,
     format_value,
     legends,
+    limits,
     step_panels,
     text_colors,
 )
@@ -84,9 +87,6 @@ DPI = 100  # inline figures; make images saves at 2 * DPI (sharp on HiDPI screen
 # Limits that keep a typo from freezing the kernel (notebooks stay far below: 14.5 inches, 10 × 10 cells, dpi 200)
 MAX_INCHES = 100.0  # a side of a figure: 10,000 pixels at DPI
 MAX_CELLS = 10_000  # cells that print their value in one figure (heatmap draws a 100 × 100 matrix in about 25 s)
-_CBAR_LABELS = LEGEND_LABELS
-_AXIS_LABELS = AXIS_LABELS
-_text_colors = text_colors
 
 
 # --------------------------------------------------------------------------- checks
@@ -208,30 +208,12 @@ def _check_kind(kind: object) -> str:
     return kind
 
 
-_check_fmt = check_fmt
-
-
-def _finite_range(data: np.ndarray) -> tuple[float, float]:
-    finite = data[np.isfinite(data)]
-    if finite.size == 0:
-        return 0.0, 1.0
-    lo, hi = float(finite.min()), float(finite.max())
-    if lo == hi:  # a constant matrix still gets a visible, centred colour
-        pad = max(abs(lo) * 0.5, 0.5)
-        return lo - pad, hi + pad
-    return lo, hi
-
-
-def _limits(data: np.ndarray, vmin: float | None, vmax: float | None) -> tuple[float, float]:
-    """Colour limits: the fixed ones where given, the data's finite range for the others, never empty."""
-    if vmin is not None and vmax is not None and not float(vmin) < float(vmax):
+def _check_limits(vmin: object, vmax: object) -> None:
+    for name, v in (("vmin", vmin), ("vmax", vmax)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v)):
+            raise TypeError(f"{name} must be a finite real number or None, got {v!r}")
+    if vmin is not None and vmax is not None and not vmin < vmax:
         raise ValueError(f"vmin must be smaller than vmax, got vmin={vmin}, vmax={vmax}")
-    lo, hi = _finite_range(data)
-    lo = lo if vmin is None else float(vmin)
-    hi = hi if vmax is None else float(vmax)
-    if lo >= hi:  # every value lies beyond the one fixed limit: keep that limit, open the other side
-        lo, hi = (lo, lo + 1.0) if vmin is not None else (hi - 1.0, hi)
-    return lo, hi
 
 
 def _check_weights_range(data: np.ndarray, name: str) -> None:
@@ -293,12 +275,8 @@ class Heatmap:
         self.fmt = fmt
         self.shape = matrix.shape
         R, C = matrix.shape
-        if kind == "weights":
-            vmin, vmax = 0.0, 1.0
-        else:
-            vmin, vmax = _limits(matrix, vmin, vmax)
-        self.norm = Normalize(vmin=vmin, vmax=vmax)
-        self.cmap = mpl.colormaps[CMAP].with_extremes(bad=NAN_COLOR)
+        self.norm = Normalize(*limits(matrix, kind, vmin, vmax))  # the live tables' scale: 0..1 for weights
+        self.cmap = colormap()  # CMAP, NaN/±inf cells in NAN_COLOR
         self.im = ax.imshow(
             np.ma.masked_invalid(matrix), cmap=self.cmap, norm=self.norm, interpolation="nearest", aspect="equal"
         )
@@ -328,7 +306,7 @@ class Heatmap:
         ax.tick_params(length=0, labelsize=max(fontsize - 1, 7))
         for spine in ax.spines.values():
             spine.set_visible(False)
-        default_x, default_y = _AXIS_LABELS[kind]
+        default_x, default_y = AXIS_LABELS[kind]
         ax.set_xlabel(default_x if xlabel is None else xlabel, fontsize=max(fontsize - 1, 7))
         ax.set_ylabel(default_y if ylabel is None else ylabel, fontsize=max(fontsize - 1, 7))
         if title:
@@ -336,7 +314,7 @@ class Heatmap:
         self.colorbar = None
         if colorbar:
             self.colorbar = self.fig.colorbar(self.im, ax=ax, fraction=0.046, pad=0.04)
-            self.colorbar.set_label(cbar_label or _CBAR_LABELS[kind], fontsize=max(fontsize - 2, 7))
+            self.colorbar.set_label(cbar_label or LEGEND_LABELS[kind], fontsize=max(fontsize - 2, 7))
             self.colorbar.ax.tick_params(labelsize=7)
             if kind == "weights":
                 self.colorbar.set_ticks([0, 0.25, 0.5, 0.75, 1])
@@ -346,11 +324,8 @@ class Heatmap:
     def _paint(self, data: np.ndarray) -> None:
         bad = ~np.isfinite(data)  # (R, C)
         self.im.set_data(data)  # the image draws NaN/inf cells in the colormap's "bad" colour
-        lo, hi = self.norm.vmin, self.norm.vmax
-        scaled = np.clip((np.where(bad, 0.0, data) - lo) / (hi - lo), 0.0, 1.0)  # (R, C) in 0..1
-        scaled[bad] = np.nan
-        self.rgba = self.cmap(scaled, bytes=True)  # (R, C, 4) uint8, NaN -> NAN_COLOR
-        colors = _text_colors(self.rgba / 255.0).tolist()  # (R, C) "black" / "white"
+        self.rgba = cell_colors(data, self.norm.vmin, self.norm.vmax)  # (R, C, 4) uint8, as the live tables
+        colors = text_colors(self.rgba / 255.0).tolist()  # (R, C) "black" / "white"
         strings = format_matrix(data, self.fmt)  # (R, C) the same texts as the live tables
         bad = bad.tolist()
         texts, hatches = self.texts, self.hatches
@@ -388,11 +363,11 @@ def heatmap(
     fontsize: float | None = None,
     figsize: tuple[float, float] | None = None,
 ) -> Heatmap:
-    """Draw a (R, C) matrix as an annotated heatmap; returns a ``Heatmap`` handle with ``.update``."""
+    """Draw a (R, C) matrix as an annotated heatmap; returns its ``Heatmap`` handle (the artists drawn)."""
     kind = _check_kind(kind)
     data = _check_matrix(matrix)
     _check_cells(data.size, f"matrix (shape {data.shape})")
-    _check_fmt(fmt)
+    check_fmt(fmt)
     colorbar = _check_flag(colorbar, "colorbar")
     fontsize = _check_fontsize(fontsize)
     if figsize is not None:
@@ -407,11 +382,7 @@ def heatmap(
                 "use kind='scores' or kind='values' for another scale"
             )
         _check_weights_range(data, "matrix")
-    for name, v in (("vmin", vmin), ("vmax", vmax)):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v)):
-            raise TypeError(f"{name} must be a finite real number or None, got {v!r}")
-    if vmin is not None and vmax is not None and not vmin < vmax:
-        raise ValueError(f"vmin must be smaller than vmax, got vmin={vmin}, vmax={vmax}")
+    _check_limits(vmin, vmax)
     if ax is None:
         if figsize is None:
             cell = 0.7 if max(R, C) <= 5 else 0.5
@@ -474,9 +445,8 @@ def heatmap_grid(
     ncols = min(int(ncols), n)
     nrows = math.ceil(n / ncols)
     if kind != "weights":
-        lo, hi = _finite_range(np.stack(data))  # (n, R, C) one scale for all panels
-        vmin = lo if vmin is None else vmin
-        vmax = hi if vmax is None else vmax
+        _check_limits(vmin, vmax)
+        vmin, vmax = limits(np.stack(data), kind, vmin, vmax)  # (n, R, C): one scale for all panels
     R, C = shape
     if fig is None:
         if figsize is None:
@@ -504,7 +474,7 @@ def heatmap_grid(
             )
         )
     cbar = fig.colorbar(handles[0].im, ax=[h.ax for h in handles], shrink=0.9, fraction=0.05)
-    cbar.set_label(_CBAR_LABELS[kind], fontsize=8)
+    cbar.set_label(LEGEND_LABELS[kind], fontsize=8)
     cbar.ax.tick_params(labelsize=7)
     if kind == "weights":
         cbar.set_ticks([0, 0.25, 0.5, 0.75, 1])
@@ -648,7 +618,7 @@ def draw_view(view: View, *, fig: Figure | None = None, managed: bool = True) ->
         if lg.kind == "weights":
             weights = [handles[k] for k in lg.panels]
             cbar = fig.colorbar(weights[0].im, ax=[h.ax for h in weights], shrink=0.9, fraction=0.05)
-            cbar.set_label(_CBAR_LABELS["weights"], fontsize=7)
+            cbar.set_label(LEGEND_LABELS["weights"], fontsize=7)
             cbar.ax.tick_params(labelsize=7)
             cbar.set_ticks([0, 0.25, 0.5, 0.75, 1])
             if all(h.ax in low for h in weights):  # panels sit low in a row with bars: the bar beside them, not above

@@ -113,6 +113,27 @@ def test_nan_cells_are_drawn_visibly_grey_hatched_with_text_nan():
     assert tuple(hm.rgba[1, 0]) == tuple(int(round(255 * c)) for c in to_rgba(NAN_COLOR))
 
 
+def test_the_figure_draws_the_limits_colours_and_texts_of_helpers_panels_as_the_live_tables():
+    from helpers import panels
+
+    data = np.array([[0.0, 1.5, -2.0, 3.0], [7.25, -0.5, 2.0, 4.0]])  # (2, 4)
+    hm = P.heatmap(data, kind="scores", vmax=5.0)
+    lo, hi = panels.limits(data, "scores", None, 5.0)
+    assert hm.im.get_clim() == (lo, hi) == (-2.0, 5.0)  # 7.25 lies beyond the fixed vmax: drawn at its colour
+    np.testing.assert_array_equal(hm.rgba, panels.cell_colors(data, lo, hi))
+    assert hm.cell_texts() == panels.format_matrix(data)
+    assert [[t.get_color() for t in row] for row in hm.texts] == panels.text_colors(hm.rgba / 255).tolist()
+    hm.fig.canvas.draw()
+    pixels = np.asarray(hm.fig.canvas.buffer_rgba())  # (H, W, 4) uint8, row 0 at the top
+    for (i, j), _ in np.ndenumerate(data):
+        x, y = hm.ax.transData.transform((j - 0.3, i - 0.3))  # a corner of the cell, clear of its text
+        np.testing.assert_array_equal(pixels[pixels.shape[0] - 1 - int(y), int(x)], hm.rgba[i, j])  # exact, uint8
+    fig, grid = P.heatmap_grid([data, 2 * data], kind="values")
+    assert all(h.im.get_clim() == panels.limits(np.stack([data, 2 * data]), "values") for h in grid)  # one scale
+    _, grid = P.heatmap_grid([np.eye(2), 2 * np.eye(2)], kind="scores", vmin=5)  # every value below the one limit
+    assert grid[0].im.get_clim() == panels.limits(np.eye(2), "scores", 5, None) == (5.0, 6.0)  # as heatmap and panels
+
+
 def test_scores_heatmap_has_its_own_labelled_scale_and_fixed_limits_keep_frames_comparable():
     hs = P.heatmap(E.T000_F2_SCORES, kind="scores")
     lo, hi = hs.im.get_clim()
