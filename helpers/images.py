@@ -17,7 +17,9 @@ from helpers.examples import T001_WK, T001_WQ, T001_WV, T001_X
 
 def _figures() -> dict[str, object]:
     """name -> matplotlib Figure, for every static image the README shows."""
-    from helpers.plots import formula_card, heatmap, plot_head_split, step_view
+    from helpers.figures.card import formula_card
+    from helpers.figures.nb04 import plot_head_split
+    from helpers.plots import heatmap, step_view
     from helpers.positions import sinusoidal_positions
 
     tokens = ["x1", "x2", "x3"]

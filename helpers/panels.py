@@ -25,8 +25,12 @@ import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # for the annotations only
+    from matplotlib.colors import Colormap
 
 __all__ = [
     "CMAP",
@@ -43,6 +47,7 @@ __all__ = [
     "legend_ticks",
     "cell_colors",
     "cell_color_index",
+    "colormap",
     "colormap_lut",
     "text_colors",
     "contrast_ratio",
@@ -169,6 +174,11 @@ def _colormap():
     import matplotlib as mpl
 
     return mpl.colormaps[CMAP]  # a copy per lookup: keep one (its colour table is built on first use)
+
+
+def colormap() -> Colormap:
+    """The matplotlib colormap of the static figures: CMAP, with NaN/±inf (masked) cells in NAN_COLOR (a copy)."""
+    return _colormap().with_extremes(bad=NAN_COLOR)
 
 
 @functools.cache

@@ -1,4 +1,7 @@
-"""Every figure of the attention notebooks: one heatmap helper, a grid of heads, the step view.
+"""The shared drawing of the course's figures: one heatmap helper, a grid of heads, the views, saving.
+
+A figure that only one lesson draws lives in ``helpers.figures`` (one module per notebook) and builds
+on these. The numbers, colours and texts come from ``helpers.panels``, as the live tables' do.
 
 Shape notation (as in ``helpers.attention``): ``T`` tokens (``T_q`` queries as rows, ``T_k`` keys
 as columns), ``d_model`` features, ``d_k`` features per head, ``h`` heads.
@@ -13,7 +16,9 @@ Conventions every figure here follows:
   gets a horizontal bar under it (``helpers.panels.legends``: shared by neighbours on one scale), ticked
   at its lo, middle and hi as the cells print numbers, while the attention weights share one bar 0..1;
 * every cell prints its value (``format_value``), in black or white depending on the luminance of
-  the cell colour; NaN and ±inf cells are drawn grey and hatched and print "nan" / "inf";
+  the cell colour (``text_colors``); NaN and ±inf cells are drawn grey and hatched and print "nan" / "inf";
+* the colour limits (``helpers.panels.limits``) and the cell colours (``cell_colors``) are the ones the
+  live tables show;
 * one colour-blind-safe colormap, ``CMAP`` (viridis), for every heatmap.
 
 Functions called without an ``ax`` / ``fig`` create a pyplot figure (so a notebook cell shows it
@@ -31,7 +36,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import matplotlib as mpl
 import numpy as np
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure, SubFigure
@@ -44,14 +48,16 @@ from helpers.panels import (
     CMAP,
     KINDS,
     LEGEND_LABELS,
-    NAN_COLOR,
     STEP_KEYS,
     Panel,
     View,
+    cell_colors,
     check_fmt,
+    colormap,
     format_matrix,
     format_value,
     legends,
+    limits,
     step_panels,
     text_colors,
 )
@@ -72,21 +78,15 @@ __all__ = [
     "step_view",
     "draw_view",
     "view_size",
+    "new_figure",
     "plain_figure",
-    "plot_head_split",
-    "show_image_patches",
     "save_figure",
-    "formula_card",
-    "plot_residual_stream",
 ]
 
 DPI = 100  # inline figures; make images saves at 2 * DPI (sharp on HiDPI screens)
 # Limits that keep a typo from freezing the kernel (notebooks stay far below: 14.5 inches, 10 × 10 cells, dpi 200)
 MAX_INCHES = 100.0  # a side of a figure: 10,000 pixels at DPI
 MAX_CELLS = 10_000  # cells that print their value in one figure (heatmap draws a 100 × 100 matrix in about 25 s)
-_CBAR_LABELS = LEGEND_LABELS
-_AXIS_LABELS = AXIS_LABELS
-_text_colors = text_colors
 
 
 # --------------------------------------------------------------------------- checks
@@ -208,30 +208,12 @@ def _check_kind(kind: object) -> str:
     return kind
 
 
-_check_fmt = check_fmt
-
-
-def _finite_range(data: np.ndarray) -> tuple[float, float]:
-    finite = data[np.isfinite(data)]
-    if finite.size == 0:
-        return 0.0, 1.0
-    lo, hi = float(finite.min()), float(finite.max())
-    if lo == hi:  # a constant matrix still gets a visible, centred colour
-        pad = max(abs(lo) * 0.5, 0.5)
-        return lo - pad, hi + pad
-    return lo, hi
-
-
-def _limits(data: np.ndarray, vmin: float | None, vmax: float | None) -> tuple[float, float]:
-    """Colour limits: the fixed ones where given, the data's finite range for the others, never empty."""
-    if vmin is not None and vmax is not None and not float(vmin) < float(vmax):
+def _check_limits(vmin: object, vmax: object) -> None:
+    for name, v in (("vmin", vmin), ("vmax", vmax)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v)):
+            raise TypeError(f"{name} must be a finite real number or None, got {v!r}")
+    if vmin is not None and vmax is not None and not vmin < vmax:
         raise ValueError(f"vmin must be smaller than vmax, got vmin={vmin}, vmax={vmax}")
-    lo, hi = _finite_range(data)
-    lo = lo if vmin is None else float(vmin)
-    hi = hi if vmax is None else float(vmax)
-    if lo >= hi:  # every value lies beyond the one fixed limit: keep that limit, open the other side
-        lo, hi = (lo, lo + 1.0) if vmin is not None else (hi - 1.0, hi)
-    return lo, hi
 
 
 def _check_weights_range(data: np.ndarray, name: str) -> None:
@@ -243,8 +225,16 @@ def _check_weights_range(data: np.ndarray, name: str) -> None:
         )
 
 
-def _new_figure(figsize: tuple[float, float]) -> Figure:
-    """A pyplot figure (shown by the notebook like any other), imported lazily."""
+# The argument checks the lesson figures (helpers.figures) share with this module: one definition each, above.
+check_matrix = _check_matrix
+check_labels = _check_labels
+check_titles = _check_titles
+check_flag = _check_flag
+refuse_nonfinite = _refuse_nonfinite
+
+
+def new_figure(figsize: tuple[float, float]) -> Figure:
+    """A pyplot figure with the constrained layout (shown by the notebook like any other), pyplot imported lazily."""
     import matplotlib.pyplot as plt
 
     return plt.figure(figsize=figsize, layout="constrained")
@@ -285,12 +275,8 @@ class Heatmap:
         self.fmt = fmt
         self.shape = matrix.shape
         R, C = matrix.shape
-        if kind == "weights":
-            vmin, vmax = 0.0, 1.0
-        else:
-            vmin, vmax = _limits(matrix, vmin, vmax)
-        self.norm = Normalize(vmin=vmin, vmax=vmax)
-        self.cmap = mpl.colormaps[CMAP].with_extremes(bad=NAN_COLOR)
+        self.norm = Normalize(*limits(matrix, kind, vmin, vmax))  # the live tables' scale: 0..1 for weights
+        self.cmap = colormap()  # CMAP, NaN/±inf cells in NAN_COLOR
         self.im = ax.imshow(
             np.ma.masked_invalid(matrix), cmap=self.cmap, norm=self.norm, interpolation="nearest", aspect="equal"
         )
@@ -320,7 +306,7 @@ class Heatmap:
         ax.tick_params(length=0, labelsize=max(fontsize - 1, 7))
         for spine in ax.spines.values():
             spine.set_visible(False)
-        default_x, default_y = _AXIS_LABELS[kind]
+        default_x, default_y = AXIS_LABELS[kind]
         ax.set_xlabel(default_x if xlabel is None else xlabel, fontsize=max(fontsize - 1, 7))
         ax.set_ylabel(default_y if ylabel is None else ylabel, fontsize=max(fontsize - 1, 7))
         if title:
@@ -328,7 +314,7 @@ class Heatmap:
         self.colorbar = None
         if colorbar:
             self.colorbar = self.fig.colorbar(self.im, ax=ax, fraction=0.046, pad=0.04)
-            self.colorbar.set_label(cbar_label or _CBAR_LABELS[kind], fontsize=max(fontsize - 2, 7))
+            self.colorbar.set_label(cbar_label or LEGEND_LABELS[kind], fontsize=max(fontsize - 2, 7))
             self.colorbar.ax.tick_params(labelsize=7)
             if kind == "weights":
                 self.colorbar.set_ticks([0, 0.25, 0.5, 0.75, 1])
@@ -338,11 +324,8 @@ class Heatmap:
     def _paint(self, data: np.ndarray) -> None:
         bad = ~np.isfinite(data)  # (R, C)
         self.im.set_data(data)  # the image draws NaN/inf cells in the colormap's "bad" colour
-        lo, hi = self.norm.vmin, self.norm.vmax
-        scaled = np.clip((np.where(bad, 0.0, data) - lo) / (hi - lo), 0.0, 1.0)  # (R, C) in 0..1
-        scaled[bad] = np.nan
-        self.rgba = self.cmap(scaled, bytes=True)  # (R, C, 4) uint8, NaN -> NAN_COLOR
-        colors = _text_colors(self.rgba / 255.0).tolist()  # (R, C) "black" / "white"
+        self.rgba = cell_colors(data, self.norm.vmin, self.norm.vmax)  # (R, C, 4) uint8, as the live tables
+        colors = text_colors(self.rgba / 255.0).tolist()  # (R, C) "black" / "white"
         strings = format_matrix(data, self.fmt)  # (R, C) the same texts as the live tables
         bad = bad.tolist()
         texts, hatches = self.texts, self.hatches
@@ -380,11 +363,11 @@ def heatmap(
     fontsize: float | None = None,
     figsize: tuple[float, float] | None = None,
 ) -> Heatmap:
-    """Draw a (R, C) matrix as an annotated heatmap; returns a ``Heatmap`` handle with ``.update``."""
+    """Draw a (R, C) matrix as an annotated heatmap; returns its ``Heatmap`` handle (the artists drawn)."""
     kind = _check_kind(kind)
     data = _check_matrix(matrix)
     _check_cells(data.size, f"matrix (shape {data.shape})")
-    _check_fmt(fmt)
+    check_fmt(fmt)
     colorbar = _check_flag(colorbar, "colorbar")
     fontsize = _check_fontsize(fontsize)
     if figsize is not None:
@@ -399,16 +382,12 @@ def heatmap(
                 "use kind='scores' or kind='values' for another scale"
             )
         _check_weights_range(data, "matrix")
-    for name, v in (("vmin", vmin), ("vmax", vmax)):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v)):
-            raise TypeError(f"{name} must be a finite real number or None, got {v!r}")
-    if vmin is not None and vmax is not None and not vmin < vmax:
-        raise ValueError(f"vmin must be smaller than vmax, got vmin={vmin}, vmax={vmax}")
+    _check_limits(vmin, vmax)
     if ax is None:
         if figsize is None:
             cell = 0.7 if max(R, C) <= 5 else 0.5
             figsize = (round(min(1.1 + cell * C + (1.2 if colorbar else 0), 10.0), 1), round(min(1.0 + cell * R, 8.0), 1))
-        ax = _new_figure(figsize).add_subplot()
+        ax = new_figure(figsize).add_subplot()
     elif not hasattr(ax, "imshow"):
         raise TypeError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}")
     return Heatmap(
@@ -466,9 +445,8 @@ def heatmap_grid(
     ncols = min(int(ncols), n)
     nrows = math.ceil(n / ncols)
     if kind != "weights":
-        lo, hi = _finite_range(np.stack(data))  # (n, R, C) one scale for all panels
-        vmin = lo if vmin is None else vmin
-        vmax = hi if vmax is None else vmax
+        _check_limits(vmin, vmax)
+        vmin, vmax = limits(np.stack(data), kind, vmin, vmax)  # (n, R, C): one scale for all panels
     R, C = shape
     if fig is None:
         if figsize is None:
@@ -479,7 +457,7 @@ def heatmap_grid(
                     f"{n} matrices of shape {shape} in {ncols} columns need a figure of {figsize[0]:.1f} × "
                     f"{figsize[1]:.1f} inches, above {MAX_INCHES:g} inches a side: draw fewer, or more columns (ncols)"
                 )
-        fig = _new_figure(figsize)
+        fig = new_figure(figsize)
     axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
     handles = []
     for k, ax in enumerate(axes):
@@ -496,7 +474,7 @@ def heatmap_grid(
             )
         )
     cbar = fig.colorbar(handles[0].im, ax=[h.ax for h in handles], shrink=0.9, fraction=0.05)
-    cbar.set_label(_CBAR_LABELS[kind], fontsize=8)
+    cbar.set_label(LEGEND_LABELS[kind], fontsize=8)
     cbar.ax.tick_params(labelsize=7)
     if kind == "weights":
         cbar.set_ticks([0, 0.25, 0.5, 0.75, 1])
@@ -608,7 +586,7 @@ def draw_view(view: View, *, fig: Figure | None = None, managed: bool = True) ->
         if max(size) > MAX_INCHES:
             raise ValueError(f"the view needs a figure of {size[0]} × {size[1]} inches, above {MAX_INCHES:g} a side: "
                              "fewer panels, or more of them per row (View.ncols)")
-        fig = _new_figure(size) if managed else plain_figure(size)
+        fig = new_figure(size) if managed else plain_figure(size)
     rows = _view_rows(view)
     hosts = list(fig.subfigures(len(rows), 1)) if len(rows) > 1 else [fig]
     width = max(sum(p.matrix.shape[1] + 1 for p in r) for r in rows)
@@ -640,7 +618,7 @@ def draw_view(view: View, *, fig: Figure | None = None, managed: bool = True) ->
         if lg.kind == "weights":
             weights = [handles[k] for k in lg.panels]
             cbar = fig.colorbar(weights[0].im, ax=[h.ax for h in weights], shrink=0.9, fraction=0.05)
-            cbar.set_label(_CBAR_LABELS["weights"], fontsize=7)
+            cbar.set_label(LEGEND_LABELS["weights"], fontsize=7)
             cbar.ax.tick_params(labelsize=7)
             cbar.set_ticks([0, 0.25, 0.5, 0.75, 1])
             if all(h.ax in low for h in weights):  # panels sit low in a row with bars: the bar beside them, not above
@@ -694,218 +672,6 @@ def step_view(
     if title is None:
         title = "softmax(Q·Kᵀ × scale)·V, step by step (attention weights on 0..1; other panels each on their own range)"
     return draw_view(View(panels, title, ncols=None if one_row else 4))
-
-
-# --------------------------------------------------------------------------- one-off figures
-
-
-def _check_pos_int(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
-    if value < 1:
-        raise ValueError(f"{name} must be at least 1, got {value}")
-    return int(value)
-
-
-def plot_head_split(d_model: int, n_heads: int, wrong: bool = False, *, T: int = 3, name: str = "X") -> Figure:
-    """Which column of `name` (T, d_model) lands in which head: reshape (T, h, d_head) + transpose, or the wrong (h, T, d_head)."""
-    from helpers.attention import split_heads
-
-    d_model = _check_pos_int(d_model, "d_model")
-    n_heads = _check_pos_int(n_heads, "n_heads")
-    T = _check_pos_int(T, "T")
-    wrong = _check_flag(wrong, "wrong")
-    if d_model % n_heads:
-        raise ValueError(f"d_model {d_model} is not a multiple of n_heads {n_heads}; each head needs d_model / n_heads columns")
-    if d_model > 16 or T > 6:
-        raise ValueError(f"plot_head_split draws every cell: use d_model <= 16 and T <= 6, got d_model={d_model}, T={T}")
-    if not isinstance(name, str):
-        raise TypeError(f"name must be a string such as 'X' or 'Q', got {type(name).__name__}")
-    d_k = d_model // n_heads
-    code = np.arange(T * d_model).reshape(T, d_model)  # (T, d_model) cell (t, c) holds t * d_model + c
-    if wrong:
-        heads = code.reshape(n_heads, T, d_k)  # (T, d_model) -> (h, T, d_k): cuts across tokens
-    else:
-        heads = split_heads(code, n_heads).astype(int)  # (T, d_model) -> (T, h, d_k) -> (h, T, d_k)
-    owner = np.empty((T, d_model), dtype=int)  # (T, d_model) the head each cell of X lands in
-    for h in range(n_heads):
-        for v in heads[h].ravel():
-            owner[divmod(int(v), d_model)] = h
-    palette = mpl.colormaps[CMAP](np.linspace(0.1, 0.9, n_heads) if n_heads > 1 else [0.55])  # (h, 4)
-    cell = 0.5
-    fig = _new_figure((round(1.3 + cell * (d_model + n_heads * d_k) + 0.5 * n_heads, 1), round(1.5 + cell * T, 1)))
-    axes = fig.subplots(1, 1 + n_heads, width_ratios=[d_model] + [d_k] * n_heads)
-
-    def draw(ax, src, colors, rows, cols, title):
-        ax.imshow(colors, aspect="equal")
-        for (i, j), v in np.ndenumerate(src):
-            t, c = divmod(int(v), d_model)
-            ax.text(j, i, f"{t + 1},{c + 1}", ha="center", va="center", fontsize=7,
-                    color=_text_colors(colors[i, j]).item())
-        ax.set_xticks(range(src.shape[1]), labels=cols)
-        ax.set_yticks(range(src.shape[0]), labels=rows)
-        ax.tick_params(length=0, labelsize=7)
-        ax.set_title(title, fontsize=9)
-        for spine in ax.spines.values():
-            spine.set_visible(False)
-
-    draw(axes[0], code, palette[owner], [f"t{t + 1}" for t in range(T)], [str(c + 1) for c in range(d_model)],
-         f"{name} (T={T}, d_model={d_model})")
-    axes[0].set_xlabel("column c (cell text: token,column, counted from 1)", fontsize=7)
-    for h in range(n_heads):
-        src_tok = heads[h] // d_model  # (T, d_k) the token each entry came from
-        mixed = (src_tok != np.arange(T)[:, None]).any()
-        draw(axes[1 + h], heads[h], np.broadcast_to(palette[h], (T, d_k, 4)), [f"r{t + 1}" for t in range(T)],
-             [str(c + 1) for c in range(d_k)], f"head {h + 1}" + ("\n(row r ≠ token r!)" if mixed else ""))
-    how = ("wrong: reshape straight to (h, T, d_head): row r of a head is no longer token r" if wrong
-           else "right: reshape to (T, h, d_head), then swap T and h: head j gets columns (j−1)·d_head + 1 … j·d_head")
-    fig.suptitle(how, fontsize=9)
-    return fig
-
-
-def show_image_patches(image: object, patch: int) -> Figure:
-    """An image cut into patch x patch squares (numbered in reading order) and the tokens they become."""
-    img = _check_matrix(image, "image")
-    _refuse_nonfinite(img, "image", "every pixel must be a finite number")
-    patch = _check_pos_int(patch, "patch")
-    H, W = img.shape
-    if H % patch or W % patch:
-        raise ValueError(f"image has shape {img.shape}, which patch={patch} does not divide")
-    if H * W > 1024:
-        raise ValueError(f"show_image_patches prints every pixel: use at most 1024 pixels, got shape {img.shape}")
-    nh, nw = H // patch, W // patch
-    tokens = img.reshape(nh, patch, nw, patch).swapaxes(1, 2).reshape(nh * nw, patch * patch)
-    # (H, W) -> (nh, p, nw, p) -> (nh, nw, p, p) -> (T = nh*nw, p*p): each patch read row by row
-    cmap = mpl.colormaps["gray_r"]
-    norm = Normalize(min(img.min(), 0), max(img.max(), 1))
-    fig = _new_figure((round(1.4 + 0.32 * (W + patch * patch), 1), round(1.2 + 0.32 * max(H, 2 * nh * nw), 1)))
-    ax_img, ax_tok = fig.subplots(1, 2, width_ratios=[W, patch * patch])
-    for ax, data in ((ax_img, img), (ax_tok, tokens)):
-        ax.imshow(data, cmap=cmap, norm=norm, aspect="equal")
-        ax.tick_params(length=0, labelsize=7)
-    colors = _text_colors(cmap(norm(tokens)))  # the token matrix prints its numbers; the picture does not
-    for (i, j), v in np.ndenumerate(tokens):
-        ax_tok.text(j, i, format_value(v), ha="center", va="center", fontsize=6, color=colors[i, j])
-    edge = mpl.colormaps[CMAP](0.55)
-    for k in range(nh * nw):
-        r, c = divmod(k, nw)
-        ax_img.add_patch(Rectangle((c * patch - 0.5, r * patch - 0.5), patch, patch, fill=False, edgecolor=edge, lw=2.5))
-        ax_img.text(c * patch - 0.4, r * patch - 0.4, f"X{k + 1}", ha="left", va="top", fontsize=8,
-                    color="white", bbox={"boxstyle": "round,pad=0.15", "facecolor": edge, "linewidth": 0})
-    ax_img.set_xticks(range(W))
-    ax_img.set_yticks(range(H))
-    ax_img.set_title(f"image {H}×{W} cut into {nh * nw} patches of {patch}×{patch}", fontsize=9)
-    ax_tok.set_yticks(range(nh * nw), labels=[f"X{k + 1}" for k in range(nh * nw)])
-    ax_tok.set_xticks(range(patch * patch))
-    ax_tok.set_xlabel("pixel of the patch, read row by row", fontsize=8)
-    ax_tok.set_title(f"tokens: {nh * nw} rows of {patch * patch} numbers", fontsize=9)
-    return fig
-
-
-def formula_card() -> Figure:
-    """A printable one-page card (A4 landscape): the formulas, the shapes, and text 001's three-token example."""
-    from helpers.attention import attention_steps, project_qkv
-    from helpers.examples import T001_WK, T001_WQ, T001_WV, T001_X
-
-    fig = _new_figure((11.69, 8.27))
-    fig.set_layout_engine("none")
-    Q, K, V = project_qkv(T001_X, T001_WQ, T001_WK, T001_WV)  # (3, 3) each
-    st = attention_steps(Q, K, V, scale=1 / math.sqrt(3))
-
-    def mat(m: np.ndarray) -> str:
-        rows = [" ".join(f"{format_value(v):>6}" for v in row) for row in np.atleast_2d(m)]
-        return "\n".join(f"[{r} ]" for r in rows)
-
-    left = [
-        ("Attention by hand · formula card", 15, "bold"),
-        ("", 6, "normal"),
-        ("Q = X W_q      K = X W_k      V = X W_v", 12, "normal"),
-        ("scores = Q Kᵀ            scaled scores = Q Kᵀ / √d_k", 12, "normal"),
-        ("attention weights A = softmax(scaled scores), row by row (over the keys)", 12, "normal"),
-        ("output = A V", 12, "normal"),
-        ("softmax(x)_j = exp(x_j − max x) / Σ_k exp(x_k − max x)   (minus the row max: no overflow)", 11, "normal"),
-        ("", 6, "normal"),
-        ("multi-head: split d_model columns into h heads of d_head = d_model / h,", 12, "normal"),
-        ("attend in each head (scale 1/√d_head), concatenate, then multiply by W_o", 12, "normal"),
-        ("", 6, "normal"),
-        ("Shapes (tokens are rows; counted from 1 in labels)", 12, "bold"),
-        ("X (T, d)    W_q, W_k (d, d_k)    W_v (d, d_v)    W_o (h·d_head, d_out)", 11, "normal"),
-        ("Q, K (T, d_k)    V (T, d_v)    scores, A (T_q, T_k)    output (T_q, d_v)", 11, "normal"),
-        ("every row of A sums to 1; A[i, j] = how much token i takes from token j", 11, "normal"),
-        ("", 6, "normal"),
-        ("Words", 12, "bold"),
-        ("attention weights = the softmax output A      weight matrices (parameters) = W_q, W_k, W_v, W_o", 11, "normal"),
-        ("scores = Q Kᵀ      scaled scores = Q Kᵀ/√d_k      d_k = width of a query/key vector", 11, "normal"),
-    ]
-    y = 0.96
-    for text, size, weight in left:
-        fig.text(0.05, y, text, fontsize=size, fontweight=weight, va="top")
-        y -= 0.008 + size / 480
-    y -= 0.01
-    fig.text(0.05, y, "The three-token example (text 001), d_k = 3, scale 1/√3", fontsize=12, fontweight="bold", va="top")
-    blocks = [("X", T001_X), ("W_q", T001_WQ), ("W_k", T001_WK), ("W_v", T001_WV), ("Q", Q), ("K", K), ("V", V),
-              ("scaled scores", st["scaled"]), ("attention weights A", st["weights"]), ("output = A V", st["output"])]
-    x, y0 = 0.05, y - 0.04
-    for k, (name, m) in enumerate(blocks):
-        col, row = k % 5, k // 5
-        fig.text(x + col * 0.19, y0 - row * 0.115, f"{name} {tuple(np.shape(m))}\n{mat(m)}", fontsize=8,
-                 family="monospace", va="top")
-    return fig
-
-
-def plot_residual_stream(
-    streams: Sequence[object],
-    titles: Sequence[str],
-    blocks: Mapping[str, slice],
-    *,
-    row_labels: Sequence[str],
-    col_labels: Sequence[str],
-    suptitle: str | None = None,
-) -> Figure:
-    """The residual stream (T, d) at several stages, stacked: one row per position, the features in named
-    blocks (separated and titled), colour CMAP on the fixed scale 0..1 (values outside it clipped)."""
-    if isinstance(streams, np.ndarray) or not isinstance(streams, Sequence) or not streams:
-        raise TypeError(f"streams must be a non-empty list of (T, d) matrices, got {type(streams).__name__}")
-    data = [_check_matrix(s, f"streams[{k}]") for k, s in enumerate(streams)]
-    for k, m in enumerate(data):
-        _refuse_nonfinite(m, f"streams[{k}]", "the residual stream of a working model holds finite numbers")
-    shape = data[0].shape
-    if any(m.shape != shape for m in data):
-        raise ValueError(f"every stream must have the shape of streams[0], {shape}; got {[m.shape for m in data]}")
-    titles = _check_titles(titles, len(data), "stream")
-    R, C = shape
-    rows = _check_labels(row_labels, R, "row_labels", shape)
-    cols = _check_labels(col_labels, C, "col_labels", shape)
-    spans = list(blocks.items()) if isinstance(blocks, Mapping) else []
-    edges = [0] + [s.stop for _, s in spans] if all(isinstance(s, slice) for _, s in spans) else None
-    if not spans or edges is None or [s.start for _, s in spans] != edges[:-1] or edges[-1] != C:
-        raise ValueError(f"blocks must map names to consecutive slices covering the {C} features, got {blocks!r}")
-    cell = 0.19
-    size = (round(1.2 + cell * C + 1.0, 1), round(len(data) * (cell * R + 0.75) + (0.3 if suptitle else 0), 1))
-    if max(size) > MAX_INCHES:
-        raise ValueError(f"{len(data)} streams of shape {shape} need a figure of {size[0]} × {size[1]} inches, above "
-                         f"{MAX_INCHES:g} a side: show fewer stages, positions or features")
-    fig = _new_figure(size)
-    axes = np.atleast_1d(fig.subplots(len(data), 1))
-    norm = Normalize(0.0, 1.0)
-    for ax, m, title in zip(axes, data, titles, strict=True):
-        im = ax.imshow(np.clip(m, 0, 1), cmap=CMAP, norm=norm, aspect="equal", interpolation="nearest")
-        ax.set_yticks(range(R), labels=rows, fontsize=7)
-        ax.set_xticks(range(C), labels=cols, fontsize=6)
-        ax.tick_params(length=0)
-        ax.set_title(title, fontsize=9, loc="left", pad=24)  # above the block names
-        for name, s in spans:
-            if s.start > 0:
-                ax.axvline(s.start - 0.5, color="white", lw=2.5)
-            ax.text((s.start + s.stop - 1) / 2, -0.9, name, ha="center", va="bottom", fontsize=8)
-        for spine in ax.spines.values():
-            spine.set_visible(False)
-    cbar = fig.colorbar(im, ax=list(axes), shrink=0.6, fraction=0.04)
-    cbar.set_label("feature value", fontsize=7)
-    cbar.ax.tick_params(labelsize=7)
-    if suptitle:
-        fig.suptitle(suptitle, fontsize=10)
-    return fig
 
 
 def save_figure(fig: Figure, path: str | Path, *, dpi: int = 2 * DPI) -> Path:

@@ -238,15 +238,15 @@ def test_the_residual_stream_figure():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from helpers import plots
+    from helpers.figures.nb11 import plot_residual_stream
 
     probe = default_probe(T, N)
     f = forward(designed_params(T, N), probe)
     cols = [str(i) for i in range(36)]
-    fig = plots.plot_residual_stream([f.x0, f.x1, f.x2], ["x0", "x1", "x2"], blocks(T, N),
-                                     row_labels=labels(probe, N), col_labels=cols)
+    fig = plot_residual_stream([f.x0, f.x1, f.x2], ["x0", "x1", "x2"], blocks(T, N),
+                               row_labels=labels(probe, N), col_labels=cols)
     assert len(fig.axes) == 4  # three streams and the colour bar
     assert [t.get_text() for t in fig.axes[0].texts] == ["token", "position", "previous", "output"]
     plt.close(fig)
     with pytest.raises(ValueError, match="consecutive slices covering the 36 features"):
-        plots.plot_residual_stream([f.x0], ["x0"], {"token": slice(0, 9)}, row_labels=labels(probe, N), col_labels=cols)
+        plot_residual_stream([f.x0], ["x0"], {"token": slice(0, 9)}, row_labels=labels(probe, N), col_labels=cols)

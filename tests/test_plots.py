@@ -1,4 +1,4 @@
-"""Tests of helpers.plots: the one heatmap helper, grids, the step view and the one-off figures."""
+"""Tests of helpers.plots: the one heatmap helper, grids, the step view, saving (lesson figures: test_figures.py)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ from PIL import Image  # noqa: E402
 import helpers  # noqa: E402
 from helpers import examples as E  # noqa: E402
 from helpers import plots as P  # noqa: E402
+from helpers.figures.nb04 import plot_head_split  # noqa: E402
+from helpers.panels import NAN_COLOR  # noqa: E402
 
 TOKENS = ["x1", "x2", "x3"]
 
@@ -108,7 +110,28 @@ def test_nan_cells_are_drawn_visibly_grey_hatched_with_text_nan():
     hm = P.heatmap(naive)
     assert hm.texts[1, 0].get_text() == "nan"
     assert hm.hatches[1, 0].get_visible() and not hm.hatches[0, 0].get_visible()
-    assert tuple(hm.rgba[1, 0]) == tuple(int(round(255 * c)) for c in to_rgba(P.NAN_COLOR))
+    assert tuple(hm.rgba[1, 0]) == tuple(int(round(255 * c)) for c in to_rgba(NAN_COLOR))
+
+
+def test_the_figure_draws_the_limits_colours_and_texts_of_helpers_panels_as_the_live_tables():
+    from helpers import panels
+
+    data = np.array([[0.0, 1.5, -2.0, 3.0], [7.25, -0.5, 2.0, 4.0]])  # (2, 4)
+    hm = P.heatmap(data, kind="scores", vmax=5.0)
+    lo, hi = panels.limits(data, "scores", None, 5.0)
+    assert hm.im.get_clim() == (lo, hi) == (-2.0, 5.0)  # 7.25 lies beyond the fixed vmax: drawn at its colour
+    np.testing.assert_array_equal(hm.rgba, panels.cell_colors(data, lo, hi))
+    assert hm.cell_texts() == panels.format_matrix(data)
+    assert [[t.get_color() for t in row] for row in hm.texts] == panels.text_colors(hm.rgba / 255).tolist()
+    hm.fig.canvas.draw()
+    pixels = np.asarray(hm.fig.canvas.buffer_rgba())  # (H, W, 4) uint8, row 0 at the top
+    for (i, j), _ in np.ndenumerate(data):
+        x, y = hm.ax.transData.transform((j - 0.3, i - 0.3))  # a corner of the cell, clear of its text
+        np.testing.assert_array_equal(pixels[pixels.shape[0] - 1 - int(y), int(x)], hm.rgba[i, j])  # exact, uint8
+    fig, grid = P.heatmap_grid([data, 2 * data], kind="values")
+    assert all(h.im.get_clim() == panels.limits(np.stack([data, 2 * data]), "values") for h in grid)  # one scale
+    _, grid = P.heatmap_grid([np.eye(2), 2 * np.eye(2)], kind="scores", vmin=5)  # every value below the one limit
+    assert grid[0].im.get_clim() == panels.limits(np.eye(2), "scores", 5, None) == (5.0, 6.0)  # as heatmap and panels
 
 
 def test_scores_heatmap_has_its_own_labelled_scale_and_fixed_limits_keep_frames_comparable():
@@ -210,40 +233,13 @@ def test_step_view_rejects_what_is_not_attention_steps():
         P.draw_view([P.Panel(np.eye(2))])
 
 
-# --------------------------------------------------------------------------- one-off figures
-
-
-def _cell_texts(ax) -> list[str]:
-    return [t.get_text() for t in ax.texts]
-
-
-def test_plot_head_split_right_heads_keep_tokens_wrong_heads_mix_them():
-    right = P.plot_head_split(6, 2)
-    head0 = _cell_texts(right.axes[1])  # (T=3, d_k=3) cells, row by row: "token,column"
-    assert head0 == ["1,1", "1,2", "1,3", "2,1", "2,2", "2,3", "3,1", "3,2", "3,3"]  # counted from 1
-    assert _cell_texts(right.axes[2])[:3] == ["1,4", "1,5", "1,6"]
-    wrong = P.plot_head_split(6, 2, wrong=True)
-    assert _cell_texts(wrong.axes[1])[:6] == ["1,1", "1,2", "1,3", "1,4", "1,5", "1,6"]  # token 1 spills into row 2
-    assert "row r ≠ token r" in wrong.axes[1].get_title() and "≠" not in right.axes[1].get_title()
-    with pytest.raises(ValueError, match="d_model 6 is not a multiple of n_heads 4"):
-        P.plot_head_split(6, 4)
-    with pytest.raises(TypeError, match="n_heads must be an integer"):
-        P.plot_head_split(6, 2.0)
-
-
-def test_show_image_patches_tokens_are_the_patches_read_row_by_row():
-    fig = P.show_image_patches(E.T003_IMAGE, E.T003_PATCH_SIZE)
-    token_ax = fig.axes[1]
-    shown = np.array([float(t) for t in _cell_texts(token_ax)]).reshape(4, 16)
-    np.testing.assert_array_equal(shown, E.T003_PATCHES)  # the text's own typed patches
-    with pytest.raises(ValueError, match="which patch=3 does not divide"):
-        P.show_image_patches(E.T003_IMAGE, 3)
+# --------------------------------------------------------------------------- saving
 
 
 def test_save_figure_has_a_stable_size_and_identical_bytes(tmp_path):
-    fig = P.plot_head_split(4, 2)
+    fig = plot_head_split(4, 2)
     a = P.save_figure(fig, tmp_path / "sub" / "a.png")
-    b = P.save_figure(P.plot_head_split(4, 2), tmp_path / "b.png")  # a fresh figure: `make images` twice
+    b = P.save_figure(plot_head_split(4, 2), tmp_path / "b.png")  # a fresh figure: `make images` twice
     assert a.read_bytes() == b.read_bytes()
     w, h = fig.get_size_inches() * 2 * P.DPI  # saved at 2x: sharp on HiDPI screens
     assert Image.open(a).size == (round(w), round(h))
@@ -331,18 +327,6 @@ def _view():
         (lambda: P.step_view(_steps(), "abc"), TypeError, "token_labels must be a list of 3 labels, got str"),
         (lambda: P.step_view(_steps(), ["a", "b"]), ValueError, "token_labels has 2 labels but the matrix has shape (3, 3): need 3"),
         (lambda: P.step_view(_steps(), feature_labels=0), TypeError, "feature_labels must be a list of 3 labels, got int"),
-        # one-off figures
-        (lambda: P.plot_head_split(4, 2, "abc"), TypeError, "wrong must be True or False, got 'abc'"),
-        (lambda: P.plot_residual_stream([np.eye(2)], None, {"a": slice(0, 2)}, row_labels=["1", "2"], col_labels=["1", "2"]),
-         TypeError, "titles must be a list of 1 strings (one per stream), got None"),
-        (lambda: P.plot_residual_stream([np.zeros((2, 600))], ["t"], {"a": slice(0, 600)}, row_labels=["1", "2"],
-                                        col_labels=[str(k) for k in range(600)]),
-         ValueError, "1 streams of shape (2, 600) need a figure of 116.2 × 1.1 inches, above 100 a side"),
-        (lambda: P.show_image_patches(np.array([[0.0, 1.0], [math.inf, 0.0]]), 1), ValueError,
-         "image contains inf at index (1, 0) (shape (2, 2)); every pixel must be a finite number"),
-        (lambda: P.plot_residual_stream([np.eye(2), np.array([[0.0, math.nan], [1.0, 0.0]])], ["a", "b"],
-                                        {"a": slice(0, 2)}, row_labels=["1", "2"], col_labels=["1", "2"]),
-         ValueError, "streams[1] contains nan at index (0, 1) (shape (2, 2)); the residual stream of a working model"),
         (lambda: P.save_figure(P.plain_figure((3, 2)), None), TypeError,
          "path must be a file name (str or pathlib.Path) ending in .png or .svg, got None"),
         (lambda: P.save_figure(P.plain_figure((3, 2)), "a.png", dpi=math.nan), ValueError,

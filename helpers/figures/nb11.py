@@ -1,0 +1,73 @@
+"""One-off figure of notebook 11 (induction heads): the residual stream of the two-layer model, stage by stage.
+
+Shape notation: ``T`` positions (rows), ``d`` features of the residual stream (columns), in named blocks.
+Importing this module draws nothing and changes nothing (no pyplot, no rcParams).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from matplotlib.colors import Normalize
+from matplotlib.figure import Figure
+
+from helpers.panels import CMAP
+from helpers.plots import MAX_INCHES, check_labels, check_matrix, check_titles, new_figure, refuse_nonfinite
+
+__all__ = ["plot_residual_stream"]
+
+
+def plot_residual_stream(
+    streams: Sequence[object],
+    titles: Sequence[str],
+    blocks: Mapping[str, slice],
+    *,
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    suptitle: str | None = None,
+) -> Figure:
+    """The residual stream (T, d) at several stages, stacked: one row per position, the features in named
+    blocks (separated and titled), colour CMAP on the fixed scale 0..1 (values outside it clipped)."""
+    if isinstance(streams, np.ndarray) or not isinstance(streams, Sequence) or not streams:
+        raise TypeError(f"streams must be a non-empty list of (T, d) matrices, got {type(streams).__name__}")
+    data = [check_matrix(s, f"streams[{k}]") for k, s in enumerate(streams)]
+    for k, m in enumerate(data):
+        refuse_nonfinite(m, f"streams[{k}]", "the residual stream of a working model holds finite numbers")
+    shape = data[0].shape
+    if any(m.shape != shape for m in data):
+        raise ValueError(f"every stream must have the shape of streams[0], {shape}; got {[m.shape for m in data]}")
+    titles = check_titles(titles, len(data), "stream")
+    R, C = shape
+    rows = check_labels(row_labels, R, "row_labels", shape)
+    cols = check_labels(col_labels, C, "col_labels", shape)
+    spans = list(blocks.items()) if isinstance(blocks, Mapping) else []
+    edges = [0] + [s.stop for _, s in spans] if all(isinstance(s, slice) for _, s in spans) else None
+    if not spans or edges is None or [s.start for _, s in spans] != edges[:-1] or edges[-1] != C:
+        raise ValueError(f"blocks must map names to consecutive slices covering the {C} features, got {blocks!r}")
+    cell = 0.19
+    size = (round(1.2 + cell * C + 1.0, 1), round(len(data) * (cell * R + 0.75) + (0.3 if suptitle else 0), 1))
+    if max(size) > MAX_INCHES:
+        raise ValueError(f"{len(data)} streams of shape {shape} need a figure of {size[0]} × {size[1]} inches, above "
+                         f"{MAX_INCHES:g} a side: show fewer stages, positions or features")
+    fig = new_figure(size)
+    axes = np.atleast_1d(fig.subplots(len(data), 1))
+    norm = Normalize(0.0, 1.0)
+    for ax, m, title in zip(axes, data, titles, strict=True):
+        im = ax.imshow(np.clip(m, 0, 1), cmap=CMAP, norm=norm, aspect="equal", interpolation="nearest")
+        ax.set_yticks(range(R), labels=rows, fontsize=7)
+        ax.set_xticks(range(C), labels=cols, fontsize=6)
+        ax.tick_params(length=0)
+        ax.set_title(title, fontsize=9, loc="left", pad=24)  # above the block names
+        for name, s in spans:
+            if s.start > 0:
+                ax.axvline(s.start - 0.5, color="white", lw=2.5)
+            ax.text((s.start + s.stop - 1) / 2, -0.9, name, ha="center", va="bottom", fontsize=8)
+        for spine in ax.spines.values():
+            spine.set_visible(False)
+    cbar = fig.colorbar(im, ax=list(axes), shrink=0.6, fraction=0.04)
+    cbar.set_label("feature value", fontsize=7)
+    cbar.ax.tick_params(labelsize=7)
+    if suptitle:
+        fig.suptitle(suptitle, fontsize=10)
+    return fig
