@@ -29,6 +29,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from helpers.validate import (
+    check_choice,
+    check_finite_real,
+    check_fmt,
+    check_int,
+    check_labels,
+    check_limits,
+    check_matrix,
+    check_weights_range,
+)
+
 if TYPE_CHECKING:  # for the annotations only
     from matplotlib.colors import Colormap
 
@@ -109,18 +120,6 @@ def format_value(
     if a >= 10:
         return f"{v:.2f}"
     return f"{v:.3f}"
-
-
-def check_fmt(fmt: object) -> None:
-    """A cell format must be None, a callable or a valid float format spec such as '.4f'."""
-    if fmt is None or callable(fmt):
-        return
-    if not isinstance(fmt, str):
-        raise TypeError(f"fmt must be a format spec like '.4f', a callable or None, got {fmt!r}")
-    try:
-        format(0.5, fmt)
-    except ValueError as err:
-        raise ValueError(f"fmt {fmt!r} is not a valid float format spec: {err}") from None
 
 
 def format_matrix(matrix: object, fmt: str | Callable[[float], str] | None = None) -> list[list[str]]:
@@ -230,16 +229,8 @@ class Panel:
     legend_label: str | None = None  # what its colour bar says the numbers are (scores/values; default BAR_LABELS)
 
     def __post_init__(self) -> None:
-        if isinstance(self.matrix, (str, bytes)):
-            raise TypeError(f"Panel matrix must be numeric, got a {type(self.matrix).__name__}")
-        arr = np.asarray(self.matrix)
-        if arr.dtype == bool or arr.dtype.kind not in "iuf":
-            raise TypeError(f"Panel matrix must hold real numbers, got dtype {arr.dtype}")
-        arr = np.atleast_2d(arr.astype(np.float64))  # (R, C); a 1-D row becomes one row
-        if arr.ndim != 2 or arr.size == 0:
-            raise ValueError(f"Panel matrix must be a non-empty 2-D matrix, got shape {arr.shape}")
-        if self.kind not in KINDS:
-            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
+        arr = check_matrix(self.matrix, "Panel matrix", one_row=True, finite=False, what="numeric").astype(np.float64)
+        check_choice(self.kind, "kind", KINDS)  # (R, C) above: a 1-D row becomes one row
         if not isinstance(self.title, str):
             raise TypeError(f"title must be a string, got {type(self.title).__name__}")
         check_fmt(self.fmt)
@@ -249,22 +240,13 @@ class Panel:
             if self.kind == "weights":
                 raise ValueError(f"legend_label is for scores and values panels; the attention weights of panel "
                                  f"{self.title!r} share the fixed bar {LEGEND_LABELS['weights']!r}")
-        for name, v in (("vmin", self.vmin), ("vmax", self.vmax)):
-            if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v)):
-                raise TypeError(f"{name} must be a finite real number or None, got {v!r}")
-        if self.vmin is not None and self.vmax is not None and not self.vmin < self.vmax:
-            raise ValueError(f"vmin must be smaller than vmax, got vmin={self.vmin}, vmax={self.vmax}")
+        check_limits(self.vmin, self.vmax)
         if self.kind == "weights":
-            finite = arr[np.isfinite(arr)]
-            if finite.size and (finite.min() < -1e-9 or finite.max() > 1 + 1e-9):
-                raise ValueError(
-                    f"panel {self.title!r} has values from {finite.min():.4g} to {finite.max():.4g}, but "
-                    "kind='weights' uses the fixed scale 0..1; use kind='scores' or 'values'"
-                )
+            check_weights_range(arr, f"panel {self.title!r}")
         R, C = arr.shape
         self.matrix = arr
-        self.row_labels = _labels(self.row_labels, R, "row_labels", arr.shape)
-        self.col_labels = _labels(self.col_labels, C, "col_labels", arr.shape)
+        self.row_labels = check_labels(self.row_labels, R, "row_labels", against=f"the matrix has shape {arr.shape}: need {R}")
+        self.col_labels = check_labels(self.col_labels, C, "col_labels", against=f"the matrix has shape {arr.shape}: need {C}")
         default_x, default_y = AXIS_LABELS[self.kind]
         self.xlabel = default_x if self.xlabel is None else self.xlabel
         self.ylabel = default_y if self.ylabel is None else self.ylabel
@@ -294,17 +276,6 @@ class Panel:
         return cell_color_index(self.matrix, *self.limits)
 
 
-def _labels(labels: object, n: int, name: str, shape: tuple) -> list[str]:
-    if labels is None:
-        return [str(i + 1) for i in range(n)]
-    if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence | np.ndarray):
-        raise TypeError(f"{name} must be a list of {n} labels, got {type(labels).__name__}")
-    out = [str(s) for s in labels]
-    if len(out) != n:
-        raise ValueError(f"{name} has {len(out)} labels but the matrix has shape {shape}: need {n}")
-    return out
-
-
 @dataclass
 class View:
     """Panels shown side by side (wrapping into rows of ``ncols`` when given), with an optional title."""
@@ -319,9 +290,8 @@ class View:
             self.panels = [self.panels]
         if not self.panels or not all(isinstance(p, Panel) for p in self.panels):
             raise TypeError(f"View needs a non-empty list of Panel, got {self.panels!r}")
-        if self.ncols is not None and (isinstance(self.ncols, bool) or not isinstance(self.ncols, numbers.Integral)
-                                       or self.ncols < 1):
-            raise ValueError(f"ncols must be a positive integer or None, got {self.ncols!r}")
+        if self.ncols is not None:
+            self.ncols = check_int(self.ncols, "ncols", minimum=1)
 
 
 # --------------------------------------------------------------------------- colour bars
@@ -363,13 +333,10 @@ def legend_ticks(lo: float, hi: float, fmt: str | Callable[[float], str] | None 
     ``integer``: the panel holds only integers (its cells print "12", not "12.000"); the ticks print so
     too when they are integers. The middle is left out when ``middle`` is False (a bar under fewer than
     3 columns) or when the panel holds only integers and the middle is not one (a 0/1 mask: "0", "1")."""
-    for name, v in (("lo", lo), ("hi", hi)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
-            raise TypeError(f"{name} must be a finite real number, got {v!r}")
+    lo, hi = check_finite_real(lo, "lo"), check_finite_real(hi, "hi")
     if not lo < hi:
         raise ValueError(f"a colour bar needs lo < hi, got lo={lo}, hi={hi}")
     check_fmt(fmt)
-    lo, hi = float(lo), float(hi)
     values = [lo, (lo + hi) / 2, hi]
     if not middle or (integer and values[1] != round(values[1])):
         values = [lo, hi]

@@ -9,10 +9,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from helpers.attention import naive_softmax, softmax
-from helpers.controls import check_matrix, choice, scalar_slider
+from helpers.controls import choice, scalar_slider
 from helpers.explorer import Explorer, Shown
-from helpers.explorers.common import check_tokens, register
+from helpers.explorers.common import register
 from helpers.panels import Panel, View
+from helpers.validate import check_matrix, check_tokens
 
 __all__ = ["OverflowExplorer", "overflow_explorer", "OVERFLOW_PATTERN"]
 

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import copy
 import json
-import numbers
 import pathlib
 import uuid
 
@@ -52,6 +51,7 @@ from helpers.liveview.messages import (
     view_payload,
 )
 from helpers.panels import View
+from helpers.validate import check_real
 
 __all__ = ["HeatmapView", "Readout", "view_payload", "set_unsynced", "HEATMAP_JS", "READOUT_JS", "LIVEVIEW_CSS"]
 
@@ -184,6 +184,5 @@ class Readout(anywidget.AnyWidget):
 
 
 def _check_size(size: object) -> float:
-    if isinstance(size, bool) or not isinstance(size, numbers.Real) or not 0 < size < 10:
-        raise ValueError(f"size must be a number of em between 0 and 10, got {size!r}")
-    return float(size)
+    what = "a number of em between 0 and 10"
+    return check_real(size, "size", low=0.0, high=10.0, kind=what, rule=what)
