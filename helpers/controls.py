@@ -24,6 +24,7 @@ import numpy as np
 
 from helpers.validate import (
     check_bool_matrix,
+    check_callable,
     check_choice,
     check_flag,
     check_labels,
@@ -82,7 +83,25 @@ def scalar_slider(
     return slider
 
 
-class MatrixSliders:
+class _Grid:
+    """What both grids of controls share: ``reset`` to the initial matrix and ``observe``."""
+
+    _initial: np.ndarray
+    _observers: list[Callable[[dict], None]]
+
+    def set_value(self, matrix: object, *, notify: bool = True) -> None:  # pragma: no cover - each grid has its own
+        raise NotImplementedError
+
+    def reset(self) -> None:
+        """Back to the matrix the grid was built with."""
+        self.set_value(self._initial)
+
+    def observe(self, fn: Callable[[dict], None]) -> None:
+        """Call ``fn(change)`` after each change of any entry."""
+        self._observers.append(check_callable(fn, "fn", "callable"))
+
+
+class MatrixSliders(_Grid):
     """One slider per entry of a matrix, laid out as the matrix, with its name and a Reset button.
 
     Rows and columns are labelled from 1 (or by ``row_labels`` / ``col_labels``, e.g. feature names).
@@ -211,16 +230,6 @@ class MatrixSliders:
         if notify and not np.array_equal(old, self.value):
             self._notify(None, old, self.value)
 
-    def reset(self) -> None:
-        """Back to the matrix the sliders were built with."""
-        self.set_value(self._initial)
-
-    def observe(self, fn: Callable[[dict], None]) -> None:
-        """Call ``fn(change)`` after each change of any entry."""
-        if not callable(fn):
-            raise TypeError(f"fn must be callable, got {type(fn).__name__}")
-        self._observers.append(fn)
-
     def _ipython_display_(self) -> None:
         from IPython.display import display
 
@@ -240,7 +249,7 @@ def _labelled_grid(cells: np.ndarray, rows: list[str], cols: list[str]) -> W.Gri
                                             width="max-content", align_items="center"))
 
 
-class MatrixToggles:
+class MatrixToggles(_Grid):
     """A grid of on/off buttons shaped like a boolean matrix (a T×T mask: rows queries, columns keys).
 
     ``.value`` is the current bool matrix (R, C), ``.set_value(m)`` sets every cell with one
@@ -321,15 +330,6 @@ class MatrixToggles:
             for fn in list(self._observers):
                 fn({"owner": self, "name": self.name, "old": old, "new": arr})
 
-    def reset(self) -> None:
-        """Back to the matrix the grid was built with."""
-        self.set_value(self._initial)
-
-    def observe(self, fn: Callable[[dict], None]) -> None:
-        """Call ``fn(change)`` after each change."""
-        if not callable(fn):
-            raise TypeError(f"fn must be callable, got {type(fn).__name__}")
-        self._observers.append(fn)
 
 
 def choice(name: str, options: Sequence, value: object, *, description: str | None = None) -> W.Dropdown:

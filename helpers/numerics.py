@@ -26,6 +26,7 @@ from helpers.attention import naive_softmax, softmax
 from helpers.validate import (
     as_numeric,
     check_axis,
+    check_callable,
     check_flag,
     check_int,
     check_rng,
@@ -203,8 +204,7 @@ def call_catching_warnings(func: Callable[..., Any], *args: Any, **kwargs: Any) 
     invalid warn; underflow to 0 stays silent, as it is usually harmless). The warnings are
     recorded, not printed, so a notebook can show them without a file path.
     """
-    if not callable(func):
-        raise TypeError(f"func must be callable, got {type(func).__name__}")
+    check_callable(func, "func", "callable")
     with warnings.catch_warnings(record=True) as caught, np.errstate(over="warn", divide="warn", invalid="warn", under="ignore"):
         warnings.simplefilter("always")  # record a repeated warning every time, not once per line
         result = func(*args, **kwargs)

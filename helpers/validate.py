@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -34,6 +34,7 @@ __all__ = [
     "check_range",
     "check_limits",
     "check_rng",
+    "check_callable",
     "check_labels",
     "check_tokens",
     "check_titles",
@@ -184,6 +185,13 @@ def check_rng(rng: object) -> np.random.Generator:
             f"rng must be a numpy Generator, e.g. np.random.default_rng(0), got {type(rng).__name__}"
         )
     return rng
+
+
+def check_callable(value: object, name: str, what: str = "a function to call") -> Callable:
+    """``value`` if it can be called, else a TypeError: "{name} must be {what}, got {its type}"."""
+    if not callable(value):
+        raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
+    return value
 
 
 # --------------------------------------------------------------------------- text

@@ -16,6 +16,7 @@ import numpy as np
 from helpers.attention import attention_steps
 from helpers.explorer import Explorer, Shown
 from helpers.panels import Panel, View, step_panels
+from helpers.validate import check_callable
 
 __all__ = ["Registered", "REGISTRY", "register", "steps_shown"]
 
@@ -47,8 +48,7 @@ def register(demo: Callable[[], Explorer]) -> Callable[[type[Explorer]], type[Ex
         taken = REGISTRY.get(kind)
         if taken and (taken.cls.__module__, taken.cls.__qualname__) != (cls.__module__, cls.__qualname__):
             raise ValueError(f"kind {kind!r} of {cls.__name__} is taken by {taken.cls.__name__}")  # not by a reload
-        if not callable(demo):
-            raise TypeError(f"demo of {cls.__name__} must be a function that builds one, got {demo!r}")
+        check_callable(demo, f"demo of {cls.__name__}", "a function that builds one")
         REGISTRY[kind] = Registered(kind, cls, module[2:], demo)
         return cls
 
