@@ -31,6 +31,7 @@ from helpers.validate import (
     check_matrix,
     check_name,
     check_range,
+    check_real,
 )
 
 __all__ = [
@@ -64,8 +65,7 @@ def scalar_slider(
 ) -> W.IntSlider | W.FloatSlider:
     """A slider for one number with the classes ``attn-slider attn-slider--<name>``."""
     check_name(name)
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
-        raise TypeError(f"value of the slider {name!r} must be a finite number, got {value!r}")
+    check_real(value, f"value of the slider {name!r}", kind="a finite number", rule="a finite number")
     check_range(min, max, step, f"the slider {name!r}", allow_equal=True)
     if not min <= value <= max:
         raise ValueError(f"the slider {name!r} starts at {value}, outside its range [{min}, {max}]")
