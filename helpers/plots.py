@@ -13,7 +13,7 @@ Conventions every figure here follows:
   so two frames or two heads can be compared by colour;
 * scores and values (``kind="scores"`` / ``kind="values"``) get their own scale, and the colour bar
   says so; pass ``vmin`` / ``vmax`` to keep several frames comparable; in a View (``draw_view``) each
-  gets a horizontal bar under it (``helpers.panels.legends``: shared by neighbours on one scale), ticked
+  gets a horizontal bar under it (``helpers.panels.color_bars``: shared by neighbours on one scale), ticked
   at its lo, middle and hi as the cells print numbers, while the attention weights share one bar 0..1;
 * every cell prints its value (``format_value``), in black or white depending on the luminance of
   the cell colour (``text_colors``); NaN and ±inf cells are drawn grey and hatched and print "nan" / "inf";
@@ -44,16 +44,16 @@ from matplotlib.transforms import Bbox
 from helpers.panels import (
     AXIS_LABELS,
     CMAP,
+    COLOR_BAR_LABELS,
     KINDS,
-    LEGEND_LABELS,
     STEP_KEYS,
     Panel,
     View,
     cell_colors,
+    color_bars,
     colormap,
     format_matrix,
     format_value,
-    legends,
     limits,
     step_panels,
     text_colors,
@@ -134,7 +134,7 @@ class Heatmap:
     """Handle returned by ``heatmap``: the artists of one annotated matrix.
 
     Attributes: ``fig``, ``ax``, ``im`` (the AxesImage), ``texts`` (R, C) object array of Text,
-    ``hatches`` (R, C) Rectangles shown on nan/inf cells, ``colorbar`` (or None), ``kind``,
+    ``hatches`` (R, C) Rectangles shown on nan/inf cells, ``color_bar`` (or None), ``kind``,
     ``matrix`` (the values drawn, float64 copy), ``rgba`` (R, C, 4) the cell colours.
     """
 
@@ -150,8 +150,8 @@ class Heatmap:
         fmt: str | Callable[[float], str] | None,
         vmin: float | None,
         vmax: float | None,
-        colorbar: bool,
-        cbar_label: str | None,
+        color_bar: bool,
+        color_bar_label: str | None,
         xlabel: str | None,
         ylabel: str | None,
         fontsize: float | None,
@@ -198,13 +198,13 @@ class Heatmap:
         ax.set_ylabel(default_y if ylabel is None else ylabel, fontsize=max(fontsize - 1, 7))
         if title:
             ax.set_title(title, fontsize=fontsize + 1)
-        self.colorbar = None
-        if colorbar:
-            self.colorbar = self.fig.colorbar(self.im, ax=ax, fraction=0.046, pad=0.04)
-            self.colorbar.set_label(cbar_label or LEGEND_LABELS[kind], fontsize=max(fontsize - 2, 7))
-            self.colorbar.ax.tick_params(labelsize=7)
+        self.color_bar = None
+        if color_bar:
+            self.color_bar = self.fig.colorbar(self.im, ax=ax, fraction=0.046, pad=0.04)
+            self.color_bar.set_label(color_bar_label or COLOR_BAR_LABELS[kind], fontsize=max(fontsize - 2, 7))
+            self.color_bar.ax.tick_params(labelsize=7)
             if kind == "weights":
-                self.colorbar.set_ticks([0, 0.25, 0.5, 0.75, 1])
+                self.color_bar.set_ticks([0, 0.25, 0.5, 0.75, 1])
         self.matrix = matrix.copy()
         self._paint(matrix)
 
@@ -243,8 +243,8 @@ def heatmap(
     fmt: str | Callable[[float], str] | None = None,
     vmin: float | None = None,
     vmax: float | None = None,
-    colorbar: bool = True,
-    cbar_label: str | None = None,
+    color_bar: bool = True,
+    color_bar_label: str | None = None,
     xlabel: str | None = None,
     ylabel: str | None = None,
     fontsize: float | None = None,
@@ -255,7 +255,7 @@ def heatmap(
     data = _check_matrix(matrix)
     refuse_many_cells(data.size, f"matrix (shape {data.shape})")
     check_fmt(fmt)
-    colorbar = check_flag(colorbar, "colorbar")
+    color_bar = check_flag(color_bar, "color_bar")
     fontsize = check_fontsize(fontsize)
     if figsize is not None:
         figsize = check_figsize(figsize, screen_dpi=DPI)
@@ -273,13 +273,13 @@ def heatmap(
     if ax is None:
         if figsize is None:
             cell = 0.7 if max(R, C) <= 5 else 0.5
-            figsize = (round(min(1.1 + cell * C + (1.2 if colorbar else 0), 10.0), 1), round(min(1.0 + cell * R, 8.0), 1))
+            figsize = (round(min(1.1 + cell * C + (1.2 if color_bar else 0), 10.0), 1), round(min(1.0 + cell * R, 8.0), 1))
         ax = new_figure(figsize).add_subplot()
     elif not hasattr(ax, "imshow"):
         raise TypeError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}")
     return Heatmap(
         ax, data, row_labels=rows, col_labels=cols, title=title, kind=kind, fmt=fmt, vmin=vmin, vmax=vmax,
-        colorbar=colorbar, cbar_label=cbar_label, xlabel=xlabel, ylabel=ylabel, fontsize=fontsize,
+        color_bar=color_bar, color_bar_label=color_bar_label, xlabel=xlabel, ylabel=ylabel, fontsize=fontsize,
     )
 
 
@@ -353,18 +353,18 @@ def heatmap_grid(
         handles.append(
             heatmap(
                 data[k], ax, row_labels=row_labels, col_labels=col_labels, title=titles[k], kind=kind,
-                fmt=fmt, vmin=vmin, vmax=vmax, colorbar=False,
+                fmt=fmt, vmin=vmin, vmax=vmax, color_bar=False,
                 xlabel=None if r == nrows - 1 or k + ncols >= n else "",
                 ylabel=None if c == 0 else "",
             )
         )
     cbar = fig.colorbar(handles[0].im, ax=[h.ax for h in handles], shrink=0.9, fraction=0.05)
-    cbar.set_label(LEGEND_LABELS[kind], fontsize=8)
+    cbar.set_label(COLOR_BAR_LABELS[kind], fontsize=8)
     cbar.ax.tick_params(labelsize=7)
     if kind == "weights":
         cbar.set_ticks([0, 0.25, 0.5, 0.75, 1])
     for h in handles:
-        h.colorbar = None  # the shared bar belongs to the grid; its scale never moves
+        h.color_bar = None  # the shared bar belongs to the grid; its scale never moves
     if suptitle:
         fig.suptitle(suptitle, fontsize=11)
     return fig.get_figure(root=True) if isinstance(fig, SubFigure) else fig, handles
@@ -440,16 +440,16 @@ def view_size(view: View) -> tuple[float, float]:
         raise TypeError(f"view must be a helpers.panels.View, got {type(view).__name__}")
     rows = _view_rows(view)
     cell = _cell_inches(view)
-    every = legends(view)
-    bars = [lg for lg in every if lg.kind != "weights"]
+    every = color_bars(view)
+    bars = [bar for bar in every if bar.kind != "weights"]
     width = max(sum(p.matrix.shape[1] * cell + 0.45 for p in r) for r in rows) + 0.6
     width += 1.0 if len(bars) < len(every) else 0  # the attention weights' bar beside the panels
     height = (0.3 if view.title else 0)
     n = view.ncols or len(view.panels)
     for k, r in enumerate(rows):
         height += max(p.matrix.shape[0] for p in r) * cell + 0.95
-        lines = [_bar_label(lg.label, sum(view.panels[i].matrix.shape[1] for i in lg.panels), cell).count("\n") + 1
-                 for lg in bars if lg.panels[0] // n == k]
+        lines = [_bar_label(bar.label, sum(view.panels[i].matrix.shape[1] for i in bar.panels), cell).count("\n") + 1
+                 for bar in bars if bar.panels[0] // n == k]
         height += 0.55 + 0.13 * max(lines) if lines else 0  # the bar, its ticks and its label under the row
     return round(width, 1), round(height, 1)
 
@@ -475,51 +475,51 @@ def draw_view(view: View, *, fig: Figure | None = None, managed: bool = True) ->
     rows = _view_rows(view)
     hosts = list(fig.subfigures(len(rows), 1)) if len(rows) > 1 else [fig]
     width = max(sum(p.matrix.shape[1] + 1 for p in r) for r in rows)
-    every = legends(view)
-    bars = [lg for lg in every if lg.kind != "weights"]
+    every = color_bars(view)
+    bars = [bar for bar in every if bar.kind != "weights"]
     n, cell = view.ncols or len(view.panels), _cell_inches(view)
     handles, bar_axes, low = [], [], []
     for r, (host, row) in enumerate(zip(hosts, rows, strict=True)):
         used = sum(p.matrix.shape[1] + 1 for p in row)
         if len(rows) > 1 and used < width - 0.5:  # a shorter row keeps the cell size; its rest stays empty
             host = host.subfigures(1, 2, width_ratios=[used, width - used])[0]
-        below = [lg for lg in bars if lg.panels[0] // n == r]  # the bars under this row's panels
+        below = [bar for bar in bars if bar.panels[0] // n == r]  # the bars under this row's panels
         grid = host.add_gridspec(2 if below else 1, len(row), width_ratios=[p.matrix.shape[1] for p in row],
                                  height_ratios=[max(p.matrix.shape[0] for p in row) * cell, 0.11] if below else None)
         axes = [host.add_subplot(grid[0, c]) for c in range(len(row))]
-        for lg in below:  # a bar spans the grid columns of its panels; _span trims it to their images
-            c0, c1 = lg.panels[0] - r * n, lg.panels[-1] - r * n
+        for bar in below:  # a bar spans the grid columns of its panels; _span trims it to their images
+            c0, c1 = bar.panels[0] - r * n, bar.panels[-1] - r * n
             bar_axes.append(host.add_subplot(grid[1, c0 : c1 + 1]))
         for c, (p, ax) in enumerate(zip(row, axes, strict=True)):
             hm = heatmap(p.matrix, ax, row_labels=p.row_labels, col_labels=p.col_labels, title=p.title, kind=p.kind,
                          fmt=p.fmt, vmin=p.vmin if p.kind != "weights" else None,
-                         vmax=p.vmax if p.kind != "weights" else None, colorbar=False, xlabel=p.xlabel,
+                         vmax=p.vmax if p.kind != "weights" else None, color_bar=False, xlabel=p.xlabel,
                          ylabel=p.ylabel if c == 0 else "", fontsize=8 if max(p.matrix.shape) <= 4 else 7)
             hm.ax.title.set_fontsize(8)
             handles.append(hm)
             if below:
                 low.append(hm.ax)
-    for lg in every:
-        if lg.kind == "weights":
-            weights = [handles[k] for k in lg.panels]
+    for bar in every:
+        if bar.kind == "weights":
+            weights = [handles[k] for k in bar.panels]
             cbar = fig.colorbar(weights[0].im, ax=[h.ax for h in weights], shrink=0.9, fraction=0.05)
-            cbar.set_label(LEGEND_LABELS["weights"], fontsize=7)
+            cbar.set_label(COLOR_BAR_LABELS["weights"], fontsize=7)
             cbar.ax.tick_params(labelsize=7)
             cbar.set_ticks([0, 0.25, 0.5, 0.75, 1])
             if all(h.ax in low for h in weights):  # panels sit low in a row with bars: the bar beside them, not above
                 cbar.ax.set_axes_locator(_beside([h.ax for h in weights]))
     for ax in low:  # in a row with bars (after the weights' bar, which anchors its panels at the middle right)
         ax.set_anchor("S")  # any room the layout leaves goes above a panel, not between it and its bar
-    for lg, cax in zip(bars, bar_axes, strict=True):  # a scores or values bar under its panel(s)
-        cax.set_axes_locator(_span([handles[k].ax for k in lg.panels]))
-        cbar = fig.colorbar(handles[lg.panels[0]].im, cax=cax, orientation="horizontal")
-        cbar.set_ticks([v for v, _ in lg.ticks], labels=[t for _, t in lg.ticks])
-        columns = sum(handles[k].shape[1] for k in lg.panels)
+    for bar, cax in zip(bars, bar_axes, strict=True):  # a scores or values bar under its panel(s)
+        cax.set_axes_locator(_span([handles[k].ax for k in bar.panels]))
+        cbar = fig.colorbar(handles[bar.panels[0]].im, cax=cax, orientation="horizontal")
+        cbar.set_ticks([v for v, _ in bar.ticks], labels=[t for _, t in bar.ticks])
+        columns = sum(handles[k].shape[1] for k in bar.panels)
         if columns > 1:  # the end ticks inside the bar (as in the browser), not out over the gap to the next panel
             first, *_, last = cax.get_xticklabels()
             first.set_horizontalalignment("left")
             last.set_horizontalalignment("right")
-        cbar.set_label(_bar_label(lg.label, columns, cell), fontsize=_BAR_FONT, labelpad=1)
+        cbar.set_label(_bar_label(bar.label, columns, cell), fontsize=_BAR_FONT, labelpad=1)
         cbar.ax.tick_params(labelsize=_BAR_FONT, length=2, pad=1)
         cbar.outline.set_linewidth(0.5)
     if view.title:

@@ -81,7 +81,7 @@ class GenerationExplorer(Explorer):
             for j in range(g):
                 kv_panels.append(Panel(M[j], f"{name}, kv {j + 1}", toks, cols, kind="values",
                                        vmin=self.ranges[name][0], vmax=self.ranges[name][1], xlabel="column",
-                                       ylabel="token", legend_label=f"{name} (same scale at every step)"))
+                                       ylabel="token", color_bar_label=f"{name} (same scale at every step)"))
         serves = "; ".join(f"kv {j + 1}: query head{'s' * (r > 1)} {j * r + 1}" + (f"–{(j + 1) * r}" if r > 1 else "")
                            for j in range(g))
         note = (f"step {step} of {T}: the new token is '{html.escape(self.tokens[step - 1])}'. The cache holds "
