@@ -32,7 +32,7 @@ DOM contract (the browser tests in ``tests/ui`` rely on it; controls: see ``help
 * each View is a ``helpers.liveview.HeatmapView`` widget with class ``attn-heatmap``; in the browser it
   holds a ``div.attn-view`` (font size in em) with one ``table.attn-hm`` per panel (a ``caption``,
   ``th`` headers with ``scope``); its ``td`` cells print the values as ``helpers.panels.format_matrix``
-  does. Colour bars (``helpers.panels.legends``, ``div.attn-legend``, aria-hidden) follow the tables:
+  does. Colour bars (``helpers.panels.color_bars``, ``div.attn-legend``, aria-hidden) follow the tables:
   the attention weights' one bar after the last weights table; a scores or values bar
   (``div.attn-legend.own``) under its table, or under the neighbours that share it, which then sit
   together in a ``div.attn-group`` (so a table is not always a child of ``div.attn-view``). An update

@@ -27,6 +27,8 @@ zoom and ``helpers.presentation(True)`` scale everything crisply.
 The messages (their types, the payload of a View, the patch from one View to the next) are written once,
 in ``helpers.liveview.messages`` (and as JSDoc in ``heatmap.js``); the styles are ``liveview.css``.
 
+A new lesson's explorer needs nothing here: it returns Views (``helpers.panels``) and the live view draws them.
+
 Shape notation as in ``helpers.panels``: ``R`` rows, ``C`` columns.
 """
 
