@@ -507,8 +507,7 @@ def train(
     periods = _check_periods(periods, T, n_letters)
     snapshot_every = check_int(snapshot_every, "snapshot_every", minimum=1)
     n_eval = check_int(n_eval, "n_eval", minimum=2, maximum=MAX_BATCH)
-    if not isinstance(layer1, (bool, np.bool_)):
-        raise TypeError(f"layer1 must be True (two layers) or False (layer 1 writes nothing), got {layer1!r}")
+    layer1 = check_flag(layer1, "layer1")  # True: two layers; False: layer 1 writes nothing
     config = {"steps": steps, "seed": seed, "lr": lr, "batch_size": batch_size, "T": T, "n_letters": n_letters,
               "d_head": d_head, "periods": periods, "snapshot_every": snapshot_every, "n_eval": n_eval, "layer1": bool(layer1)}
 

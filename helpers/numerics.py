@@ -29,6 +29,7 @@ from helpers.validate import (
     check_callable,
     check_flag,
     check_int,
+    check_positive,
     check_rng,
     refuse_empty_rows,
     refuse_large,
@@ -262,10 +263,7 @@ def score_spread(
     check_rng(rng)
     d_k = check_int(d_k, "d_k", minimum=1)
     T = check_int(T, "T", minimum=2)
-    if isinstance(magnitude, (bool, np.bool_)) or not isinstance(magnitude, (int, float, np.integer, np.floating)):
-        raise TypeError(f"magnitude must be a finite number > 0, got {magnitude!r} ({type(magnitude).__name__})")
-    if not math.isfinite(magnitude) or not magnitude > 0:
-        raise ValueError(f"magnitude must be a finite number > 0, got {magnitude!r}")
+    check_positive(magnitude, "magnitude", "a finite number > 0")
     refuse_large(T * d_k, f"the (T, d_k) = ({T:,}, {d_k:,}) random Q (and K)", "T or d_k")
     refuse_large(T * T, f"the (T, T) = ({T:,}, {T:,}) scores", "T")
     Q = magnitude * rng.standard_normal((T, d_k))  # (T, d_k)
