@@ -12,6 +12,7 @@ from pathlib import Path
 
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 
+
 def _module_name(path: Path, root: Path) -> str:
     parts = path.relative_to(root.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
