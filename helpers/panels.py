@@ -53,7 +53,6 @@ __all__ = [
     "View",
     "format_value",
     "format_matrix",
-    "check_fmt",
     "ColorBar",
     "color_bars",
     "color_bar_ticks",
