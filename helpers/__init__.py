@@ -1,12 +1,22 @@
-"""The helper package of the attention notebooks: math, worked examples, figures, widgets.
+"""The helper package of the attention notebooks: math, worked examples, figures, widgets, checks.
 
-``from helpers import softmax, single_head_attention, ...`` gives the math; figures live in
-``helpers.plots`` (matplotlib) and ``helpers.liveview`` (the live tables, updated cell by cell), both drawing the
-``Panel``/``View`` of ``helpers.panels``; controls in ``helpers.controls``; the explorer protocol in
-``helpers.explorer`` and the explorers in ``helpers.explorers``; ``helpers.presentation(True)``
-enlarges the live views for a projector; the
-reference texts' numbers in ``helpers.examples``, exercise checks in ``helpers.checks``, and the
-argument checks every module shares (one wording for each mistake) in ``helpers.validate``.
+``from helpers import softmax, single_head_attention, ...`` gives the math. Where everything lives:
+
+- the math, one module per concern: ``attention`` (softmax, heads, masks, tiling), ``backward``,
+  ``numerics``, ``positions``, ``training``, ``generation``, ``longcontext``, ``induction``; the
+  reference texts' numbers in ``examples`` and the series' running sentence in ``sentence``;
+- argument checks that every module shares (one wording for each mistake): ``validate``;
+- what a heatmap shows, in any medium (numbers, colours, texts, colour bars): ``panels``;
+- figures: the shared drawing (heatmaps, views, their colour bars, saving) in ``plots``; one-off
+  figures of a lesson in ``figures`` (``figures.nb04`` ...); ``images`` makes ``images/``;
+- live views (tables drawn by the browser, updated cell by cell): ``liveview``; the controls in
+  ``controls``; the explorer protocol in ``explorer`` (``helpers.presentation(True)`` enlarges the
+  live views for a projector) and the explorers, one module per lesson, in ``explorers``;
+- exercise checks (a student's answer, explained), one module per lesson: ``checks``.
+
+A new lesson NN puts its math in a math module (a new one for a new concern), its argument checks
+through ``validate`` (a check two modules need is added there, never copied), its exercise checks in
+``checks/nbNN.py``, its explorer in ``explorers/nbNN.py`` and its one-off figures in ``figures/nbNN.py``.
 Importing the package changes nothing (no seeding, no matplotlib styling).
 """
 

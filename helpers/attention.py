@@ -70,8 +70,6 @@ __all__ = [
 MAX_T = 32_768  # causal_mask / padding_mask: a (T, T) boolean mask of 1 GiB
 # xavier_normal: one float64 matrix of at most MAX_BYTES (1 GiB, helpers.validate)
 
-_size = byte_size  # kept for plots.py until it uses helpers.validate
-
 
 # --------------------------------------------------------------------------- checks
 

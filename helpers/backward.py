@@ -38,7 +38,7 @@ from collections.abc import Callable
 import numpy as np
 
 from helpers.attention import scaled_dot_product_attention
-from helpers.validate import as_numeric, check_real, check_scale
+from helpers.validate import as_numeric, check_callable, check_real, check_scale
 
 __all__ = [
     "softmax_jacobian",
@@ -236,8 +236,7 @@ def _scalar_value(value: object, where: tuple) -> float:
 
 def numerical_gradient(f: Callable[[np.ndarray], float], x: object, eps: float = 1e-6) -> np.ndarray:
     """Central differences (f(x + eps·e_i) − f(x − eps·e_i)) / (2·eps) for every entry i; shape of x."""
-    if not callable(f):
-        raise TypeError(f"f must be a function from an array to a number, got a {type(f).__name__}")
+    check_callable(f, "f", "a function from an array to a number")
     x = as_numeric(x, "x").astype(np.float64)  # a float64 copy: finite differences need the precision
     eps = check_real(eps, "eps", low=0.0, rule="a finite number > 0")
     grad = np.empty_like(x)  # same shape as x

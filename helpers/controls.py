@@ -22,7 +22,17 @@ from collections.abc import Callable, Iterable, Sequence
 import ipywidgets as W
 import numpy as np
 
-from helpers.validate import check_flag, check_labels
+from helpers.validate import (
+    check_bool_matrix,
+    check_callable,
+    check_choice,
+    check_flag,
+    check_labels,
+    check_matrix,
+    check_name,
+    check_range,
+    check_real,
+)
 
 __all__ = [
     "MatrixSliders",
@@ -31,49 +41,13 @@ __all__ = [
     "choice",
     "checkbox",
     "mark_control",
-    "check_matrix",
-    "check_range",
 ]
-
-
-def _check_name(name: object, what: str = "name") -> str:
-    if not isinstance(name, str) or not name or any(c.isspace() for c in name):
-        raise TypeError(f"{what} must be a non-empty string without spaces (it becomes a CSS class), got {name!r}")
-    return name
-
-
-def _asarray(x: object, what: str) -> np.ndarray:
-    """np.asarray(x), with a ragged list refused in words that name ``what``."""
-    try:
-        return np.asarray(x)
-    except ValueError:  # ragged nested lists: rows of different lengths
-        raise ValueError(f"{what} must be a rectangular matrix: its rows have different lengths") from None
-
-
-def check_range(min: object, max: object, step: object, what: str, *, allow_equal: bool = False) -> None:
-    """Check a slider range: min, max and step finite numbers, min < max (or <=), 0 < step <= max - min.
-
-    Each argument is blamed by its own name, min and max before step (a step cannot fit a reversed range).
-    """
-    for arg, v in (("min", min), ("max", max), ("step", step)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real):
-            raise TypeError(f"{arg} of {what} must be a number, got {v!r} ({type(v).__name__})")
-        if not np.isfinite(v):
-            raise ValueError(f"{arg} of {what} must be a finite number, got {v!r}")
-    if min > max or (min == max and not allow_equal):
-        need = "at most" if allow_equal else "smaller than"
-        swapped = " (are they swapped?)" if min > max else ""
-        raise ValueError(f"min of {what} must be {need} max, got min={min} and max={max}{swapped}")
-    if not step > 0:
-        raise ValueError(f"step of {what} must be > 0, got {step}")
-    if max > min and step > max - min:
-        raise ValueError(f"step of {what} must be at most max - min = {max - min}, got {step}")
 
 
 def mark_control(widget: W.DOMWidget, name: str) -> W.DOMWidget:
     """Give a toggle / dropdown / button the classes ``attn-control attn-control--<name>``."""
     widget.add_class("attn-control")
-    widget.add_class(f"attn-control--{_check_name(name)}")
+    widget.add_class(f"attn-control--{check_name(name)}")
     return widget
 
 
@@ -90,9 +64,8 @@ def scalar_slider(
     width: str = "320px",
 ) -> W.IntSlider | W.FloatSlider:
     """A slider for one number with the classes ``attn-slider attn-slider--<name>``."""
-    _check_name(name)
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
-        raise TypeError(f"value of the slider {name!r} must be a finite number, got {value!r}")
+    check_name(name)
+    check_real(value, f"value of the slider {name!r}", kind="a finite number", rule="a finite number")
     check_range(min, max, step, f"the slider {name!r}", allow_equal=True)
     if not min <= value <= max:
         raise ValueError(f"the slider {name!r} starts at {value}, outside its range [{min}, {max}]")
@@ -110,21 +83,25 @@ def scalar_slider(
     return slider
 
 
-def check_matrix(x: object, name: str) -> np.ndarray:
-    """``x`` as a finite, non-empty 2-D array of real numbers, or a TypeError/ValueError naming ``name``."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name} must be a 2-D numeric array, got {type(x).__name__}")
-    arr = _asarray(x, name)
-    if arr.dtype == bool or arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
-    if arr.ndim != 2 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 2-D matrix (rows, columns), got shape {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains NaN or inf (shape {arr.shape})")
-    return arr
+class _Grid:
+    """What both grids of controls share: ``reset`` to the initial matrix and ``observe``."""
+
+    _initial: np.ndarray
+    _observers: list[Callable[[dict], None]]
+
+    def set_value(self, matrix: object, *, notify: bool = True) -> None:  # pragma: no cover - each grid has its own
+        raise NotImplementedError
+
+    def reset(self) -> None:
+        """Back to the matrix the grid was built with."""
+        self.set_value(self._initial)
+
+    def observe(self, fn: Callable[[dict], None]) -> None:
+        """Call ``fn(change)`` after each change of any entry."""
+        self._observers.append(check_callable(fn, "fn", "callable"))
 
 
-class MatrixSliders:
+class MatrixSliders(_Grid):
     """One slider per entry of a matrix, laid out as the matrix, with its name and a Reset button.
 
     Rows and columns are labelled from 1 (or by ``row_labels`` / ``col_labels``, e.g. feature names).
@@ -153,7 +130,7 @@ class MatrixSliders:
         col_labels: Sequence[str] | None = None,
         slider_width: str = "130px",
     ) -> None:
-        self.name = _check_name(name)
+        self.name = check_name(name)
         arr = check_matrix(matrix, f"matrix for {name}")  # (R, C)
         for arg, v in (("row_offset", row_offset), ("col_offset", col_offset)):
             if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
@@ -253,16 +230,6 @@ class MatrixSliders:
         if notify and not np.array_equal(old, self.value):
             self._notify(None, old, self.value)
 
-    def reset(self) -> None:
-        """Back to the matrix the sliders were built with."""
-        self.set_value(self._initial)
-
-    def observe(self, fn: Callable[[dict], None]) -> None:
-        """Call ``fn(change)`` after each change of any entry."""
-        if not callable(fn):
-            raise TypeError(f"fn must be callable, got {type(fn).__name__}")
-        self._observers.append(fn)
-
     def _ipython_display_(self) -> None:
         from IPython.display import display
 
@@ -282,7 +249,7 @@ def _labelled_grid(cells: np.ndarray, rows: list[str], cols: list[str]) -> W.Gri
                                             width="max-content", align_items="center"))
 
 
-class MatrixToggles:
+class MatrixToggles(_Grid):
     """A grid of on/off buttons shaped like a boolean matrix (a T×T mask: rows queries, columns keys).
 
     ``.value`` is the current bool matrix (R, C), ``.set_value(m)`` sets every cell with one
@@ -295,8 +262,8 @@ class MatrixToggles:
     def __init__(self, name: str, matrix: object, *, row_labels: Sequence[str] | None = None,
                  col_labels: Sequence[str] | None = None, label: str | None = None,
                  presets: dict[str, object] | None = None) -> None:
-        self.name = _check_name(name)
-        self._initial = self._check(matrix, f"matrix for {name}", None)  # (R, C) bool
+        self.name = check_name(name)
+        self._initial = check_bool_matrix(matrix, f"matrix for {name}")  # (R, C) bool
         self.shape = self._initial.shape
         R, C = self.shape
         self._observers: list[Callable[[dict], None]] = []
@@ -317,7 +284,7 @@ class MatrixToggles:
         buttons = []
         for key, m in (presets or {}).items():
             self.presets[key] = self._check(m, f"preset {key!r}", self.shape)
-            b = mark_control(W.Button(description=key, layout=W.Layout(width="auto")), f"{name}-{_check_name(key)}")
+            b = mark_control(W.Button(description=key, layout=W.Layout(width="auto")), f"{name}-{check_name(key)}")
             b.on_click(lambda _b, key=key: self.set_value(self.presets[key]))
             buttons.append(b)
         title = W.HTML(f"<b>{html.escape(label or name)}</b> <small>({R}×{C}; dark = may attend)</small>")
@@ -325,15 +292,11 @@ class MatrixToggles:
         self.widget.add_class("attn-matrix")
 
     @staticmethod
-    def _check(matrix: object, what: str, shape: tuple | None) -> np.ndarray:
-        arr = _asarray(matrix, what)
-        if arr.dtype != bool:
-            raise TypeError(f"{what} must be a boolean matrix (True = may attend), got dtype {arr.dtype}")
-        if arr.ndim != 2 or arr.size == 0:
-            raise ValueError(f"{what} must be a non-empty 2-D boolean matrix, got shape {arr.shape}")
-        if shape is not None and arr.shape != shape:
+    def _check(matrix: object, what: str, shape: tuple) -> np.ndarray:
+        arr = check_bool_matrix(matrix, what)  # (R, C) a copy
+        if arr.shape != shape:
             raise ValueError(f"{what} has shape {arr.shape} but the toggles have shape {shape}")
-        return arr.copy()
+        return arr
 
     def _paint(self) -> None:
         for b in self.buttons.flat:
@@ -367,15 +330,6 @@ class MatrixToggles:
             for fn in list(self._observers):
                 fn({"owner": self, "name": self.name, "old": old, "new": arr})
 
-    def reset(self) -> None:
-        """Back to the matrix the grid was built with."""
-        self.set_value(self._initial)
-
-    def observe(self, fn: Callable[[dict], None]) -> None:
-        """Call ``fn(change)`` after each change."""
-        if not callable(fn):
-            raise TypeError(f"fn must be callable, got {type(fn).__name__}")
-        self._observers.append(fn)
 
 
 def choice(name: str, options: Sequence, value: object, *, description: str | None = None) -> W.Dropdown:
@@ -385,8 +339,7 @@ def choice(name: str, options: Sequence, value: object, *, description: str | No
     options = list(options)
     if not options:
         raise ValueError(f"the options of {name} are empty: a dropdown needs at least one")
-    if value not in options:
-        raise ValueError(f"{name} must be one of {options}, got {value!r}")
+    check_choice(value, name, options)
     box = W.Dropdown(options=options, value=value, description=name if description is None else description,
                      style={"description_width": "initial"}, layout=W.Layout(width="auto"))
     return mark_control(box, name)

@@ -32,7 +32,7 @@ DOM contract (the browser tests in ``tests/ui`` rely on it; controls: see ``help
 * each View is a ``helpers.liveview.HeatmapView`` widget with class ``attn-heatmap``; in the browser it
   holds a ``div.attn-view`` (font size in em) with one ``table.attn-hm`` per panel (a ``caption``,
   ``th`` headers with ``scope``); its ``td`` cells print the values as ``helpers.panels.format_matrix``
-  does. Colour bars (``helpers.panels.legends``, ``div.attn-legend``, aria-hidden) follow the tables:
+  does. Colour bars (``helpers.panels.color_bars``, ``div.attn-legend``, aria-hidden) follow the tables:
   the attention weights' one bar after the last weights table; a scores or values bar
   (``div.attn-legend.own``) under its table, or under the neighbours that share it, which then sit
   together in a ``div.attn-group`` (so a table is not always a child of ``div.attn-view``). An update
@@ -65,6 +65,7 @@ import numpy as np
 
 from helpers.liveview import HeatmapView, Readout
 from helpers.panels import View
+from helpers.validate import check_choice, check_flag
 
 if TYPE_CHECKING:  # for the annotations only
     from matplotlib.figure import Figure
@@ -81,9 +82,8 @@ _presenting = False
 def presentation(on: bool = True) -> None:
     """Enlarge (True) or restore (False) the live views of every explorer, for a classroom projector."""
     global _presenting
-    if not isinstance(on, (bool, np.bool_)):
-        raise TypeError(f"on must be True or False, got {on!r}")
-    _presenting = bool(on)
+    on = check_flag(on, "on")
+    _presenting = on
     for ex in list(_LIVE):
         ex._set_presenting(_presenting)
 
@@ -172,10 +172,9 @@ def _set(control: object, value: object, name: str) -> None:
             if isinstance(control, W.IntSlider) and value != int(value):
                 raise ValueError(f"{name} must be a whole number, got {value!r}")
         elif isinstance(control, W.Checkbox):
-            if not isinstance(value, (bool, np.bool_)):
-                raise TypeError(f"{name} must be True or False, got {value!r}")
-        elif hasattr(control, "options") and value not in control.options:
-            raise ValueError(f"{name} must be one of {list(control.options)}, got {value!r}")
+            check_flag(value, name)
+        elif hasattr(control, "options"):
+            check_choice(value, name, list(control.options))
         control.value = value
     else:
         control.set_value(value, notify=False)

@@ -177,12 +177,13 @@ def labels(tokens: object, n_letters: int, *, positions: bool = False) -> list[s
 def default_periods(T: int, n_letters: int) -> tuple[int, int]:
     """(shortest, longest): the segment lengths make_batch draws from when given no ``periods``.
 
-    shortest is 3 (2 when T < 7); longest is (T-1)//2, so that the segment fits twice into the T-1 letters
-    after ^, capped at n_letters and raised to at least 2 (so for T < 5 the segment does not fit twice).
-    Not checked against each other: n_letters = 2 with T >= 7 gives (3, 2), an empty range.
+    longest is (T-1)//2, so that the segment fits twice into the T-1 letters after ^, capped at n_letters
+    and raised to at least 2 (so for T < 5 the segment does not fit twice); shortest is 3 (2 when T < 7),
+    and never more than longest (with 2 letters every segment has 2: (2, 2)), so the range is never empty.
     """
     T, n_letters = _check_sizes(T, n_letters)
-    return 2 if T < 7 else 3, max(2, min((T - 1) // 2, n_letters))
+    longest = max(2, min((T - 1) // 2, n_letters))
+    return min(2 if T < 7 else 3, longest), longest
 
 
 def _check_periods(periods: object, T: int, n_letters: int) -> tuple[int, int]:
@@ -506,8 +507,7 @@ def train(
     periods = _check_periods(periods, T, n_letters)
     snapshot_every = check_int(snapshot_every, "snapshot_every", minimum=1)
     n_eval = check_int(n_eval, "n_eval", minimum=2, maximum=MAX_BATCH)
-    if not isinstance(layer1, (bool, np.bool_)):
-        raise TypeError(f"layer1 must be True (two layers) or False (layer 1 writes nothing), got {layer1!r}")
+    layer1 = check_flag(layer1, "layer1")  # True: two layers; False: layer 1 writes nothing
     config = {"steps": steps, "seed": seed, "lr": lr, "batch_size": batch_size, "T": T, "n_letters": n_letters,
               "d_head": d_head, "periods": periods, "snapshot_every": snapshot_every, "n_eval": n_eval, "layer1": bool(layer1)}
 

@@ -13,15 +13,14 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from helpers.validate import check_flag, check_int
+from helpers.validate import check_callable, check_flag, check_int
 
 __all__ = ["peak_bytes", "fastest_seconds", "loglog_slope"]
 
 
 def peak_bytes(fn: Callable[..., object], *args: object) -> int:
     """The largest total of live allocations while fn(*args) runs (NumPy reports its arrays to tracemalloc)."""
-    if not callable(fn):
-        raise TypeError(f"fn must be a function to call, got {type(fn).__name__}")
+    check_callable(fn, "fn")
     if tracemalloc.is_tracing():
         raise RuntimeError("tracemalloc is already tracing: peak_bytes needs it for itself")
     tracemalloc.start()
@@ -38,8 +37,7 @@ def fastest_seconds(fn: Callable[..., object], *args: object, repeats: int = 3, 
     cpu=True counts this process's CPU time (all its threads) instead of wall-clock time: on a busy
     machine other programs then barely change the result, since time spent waiting is not counted.
     """
-    if not callable(fn):
-        raise TypeError(f"fn must be a function to call, got {type(fn).__name__}")
+    check_callable(fn, "fn")
     repeats = check_int(repeats, "repeats", minimum=1)
     cpu = check_flag(cpu, "cpu")
     clock = time.process_time if cpu else time.perf_counter

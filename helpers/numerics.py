@@ -26,8 +26,10 @@ from helpers.attention import naive_softmax, softmax
 from helpers.validate import (
     as_numeric,
     check_axis,
+    check_callable,
     check_flag,
     check_int,
+    check_positive,
     check_rng,
     refuse_empty_rows,
     refuse_large,
@@ -203,8 +205,7 @@ def call_catching_warnings(func: Callable[..., Any], *args: Any, **kwargs: Any) 
     invalid warn; underflow to 0 stays silent, as it is usually harmless). The warnings are
     recorded, not printed, so a notebook can show them without a file path.
     """
-    if not callable(func):
-        raise TypeError(f"func must be callable, got {type(func).__name__}")
+    check_callable(func, "func", "callable")
     with warnings.catch_warnings(record=True) as caught, np.errstate(over="warn", divide="warn", invalid="warn", under="ignore"):
         warnings.simplefilter("always")  # record a repeated warning every time, not once per line
         result = func(*args, **kwargs)
@@ -262,10 +263,7 @@ def score_spread(
     check_rng(rng)
     d_k = check_int(d_k, "d_k", minimum=1)
     T = check_int(T, "T", minimum=2)
-    if isinstance(magnitude, (bool, np.bool_)) or not isinstance(magnitude, (int, float, np.integer, np.floating)):
-        raise TypeError(f"magnitude must be a finite number > 0, got {magnitude!r} ({type(magnitude).__name__})")
-    if not math.isfinite(magnitude) or not magnitude > 0:
-        raise ValueError(f"magnitude must be a finite number > 0, got {magnitude!r}")
+    check_positive(magnitude, "magnitude", "a finite number > 0")
     refuse_large(T * d_k, f"the (T, d_k) = ({T:,}, {d_k:,}) random Q (and K)", "T or d_k")
     refuse_large(T * T, f"the (T, T) = ({T:,}, {T:,}) scores", "T")
     Q = magnitude * rng.standard_normal((T, d_k))  # (T, d_k)

@@ -10,9 +10,9 @@ Shape notation (as in ``helpers.attention``): ``R`` rows (queries or tokens), ``
 features). Attention weights (``kind="weights"``) always use the fixed colour scale 0..1; scores
 and values get the range of their own finite entries unless ``vmin``/``vmax`` are given.
 
-Colour bars (``legends``): every View gets one bar for all its attention-weights panels (0..1), and
+Colour bars (``color_bars``): every View gets one bar for all its attention-weights panels (0..1), and
 each scores or values panel a bar of its own under it, labelled with what its numbers are
-(``Panel.legend_label``, default ``BAR_LABELS``) and ticked at its lo, middle (under 3 columns or more)
+(``Panel.color_bar_label``, default ``PANEL_BAR_LABELS``) and ticked at its lo, middle (under 3 columns or more)
 and hi in the panel's own number format. Neighbours in a row of panels that share the scale, the label
 and the format share one bar, drawn under them all.
 Importing this module builds nothing and changes nothing (no pyplot, no rcParams).
@@ -29,6 +29,18 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from helpers.validate import (
+    check_choice,
+    check_finite_real,
+    check_flag,
+    check_fmt,
+    check_int,
+    check_labels,
+    check_limits,
+    check_matrix,
+    check_weights_range,
+)
+
 if TYPE_CHECKING:  # for the annotations only
     from matplotlib.colors import Colormap
 
@@ -41,10 +53,9 @@ __all__ = [
     "View",
     "format_value",
     "format_matrix",
-    "check_fmt",
-    "Legend",
-    "legends",
-    "legend_ticks",
+    "ColorBar",
+    "color_bars",
+    "color_bar_ticks",
     "cell_colors",
     "cell_color_index",
     "colormap",
@@ -61,12 +72,15 @@ KINDS = ("weights", "scores", "values")
 STEP_KEYS = ("scores", "scaled", "shifted", "exp", "row_sums", "weights", "output")
 SCORE_KEYS = ("scores", "scaled", "shifted")  # the steps whose numbers are scores (their bars say "score")
 
-LEGEND_LABELS = {
+# What a colour bar says its numbers are: COLOR_BAR_LABELS beside a heatmap (heatmap, heatmap_grid) and on the
+# attention weights' bar of a View; PANEL_BAR_LABELS, shorter, under one scores or values panel of a View (its
+# own scale is said by the ticks below it), unless the panel gives its own color_bar_label.
+COLOR_BAR_LABELS = {
     "weights": "attention weight (fixed scale 0 to 1)",
     "scores": "score (own scale, not 0 to 1)",
     "values": "value (own scale, not 0 to 1)",
 }
-BAR_LABELS = {"scores": "score (own scale)", "values": "value (own scale)"}  # under a panel of a View
+PANEL_BAR_LABELS = {"scores": "score (own scale)", "values": "value (own scale)"}
 AXIS_LABELS = {"weights": ("key", "query"), "scores": ("key", "query"), "values": ("feature", "token")}
 
 
@@ -109,18 +123,6 @@ def format_value(
     if a >= 10:
         return f"{v:.2f}"
     return f"{v:.3f}"
-
-
-def check_fmt(fmt: object) -> None:
-    """A cell format must be None, a callable or a valid float format spec such as '.4f'."""
-    if fmt is None or callable(fmt):
-        return
-    if not isinstance(fmt, str):
-        raise TypeError(f"fmt must be a format spec like '.4f', a callable or None, got {fmt!r}")
-    try:
-        format(0.5, fmt)
-    except ValueError as err:
-        raise ValueError(f"fmt {fmt!r} is not a valid float format spec: {err}") from None
 
 
 def format_matrix(matrix: object, fmt: str | Callable[[float], str] | None = None) -> list[list[str]]:
@@ -227,44 +229,27 @@ class Panel:
     fmt: str | Callable[[float], str] | None = None
     vmin: float | None = None
     vmax: float | None = None
-    legend_label: str | None = None  # what its colour bar says the numbers are (scores/values; default BAR_LABELS)
+    color_bar_label: str | None = None  # what its colour bar says the numbers are (scores/values; default PANEL_BAR_LABELS)
 
     def __post_init__(self) -> None:
-        if isinstance(self.matrix, (str, bytes)):
-            raise TypeError(f"Panel matrix must be numeric, got a {type(self.matrix).__name__}")
-        arr = np.asarray(self.matrix)
-        if arr.dtype == bool or arr.dtype.kind not in "iuf":
-            raise TypeError(f"Panel matrix must hold real numbers, got dtype {arr.dtype}")
-        arr = np.atleast_2d(arr.astype(np.float64))  # (R, C); a 1-D row becomes one row
-        if arr.ndim != 2 or arr.size == 0:
-            raise ValueError(f"Panel matrix must be a non-empty 2-D matrix, got shape {arr.shape}")
-        if self.kind not in KINDS:
-            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
+        arr = check_matrix(self.matrix, "Panel matrix", one_row=True, finite=False, what="numeric").astype(np.float64)
+        check_choice(self.kind, "kind", KINDS)  # (R, C) above: a 1-D row becomes one row
         if not isinstance(self.title, str):
             raise TypeError(f"title must be a string, got {type(self.title).__name__}")
         check_fmt(self.fmt)
-        if self.legend_label is not None:
-            if not isinstance(self.legend_label, str):
-                raise TypeError(f"legend_label must be a string or None, got {type(self.legend_label).__name__}")
+        if self.color_bar_label is not None:
+            if not isinstance(self.color_bar_label, str):
+                raise TypeError(f"color_bar_label must be a string or None, got {type(self.color_bar_label).__name__}")
             if self.kind == "weights":
-                raise ValueError(f"legend_label is for scores and values panels; the attention weights of panel "
-                                 f"{self.title!r} share the fixed bar {LEGEND_LABELS['weights']!r}")
-        for name, v in (("vmin", self.vmin), ("vmax", self.vmax)):
-            if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v)):
-                raise TypeError(f"{name} must be a finite real number or None, got {v!r}")
-        if self.vmin is not None and self.vmax is not None and not self.vmin < self.vmax:
-            raise ValueError(f"vmin must be smaller than vmax, got vmin={self.vmin}, vmax={self.vmax}")
+                raise ValueError(f"color_bar_label is for scores and values panels; the attention weights of panel "
+                                 f"{self.title!r} share the fixed bar {COLOR_BAR_LABELS['weights']!r}")
+        check_limits(self.vmin, self.vmax)
         if self.kind == "weights":
-            finite = arr[np.isfinite(arr)]
-            if finite.size and (finite.min() < -1e-9 or finite.max() > 1 + 1e-9):
-                raise ValueError(
-                    f"panel {self.title!r} has values from {finite.min():.4g} to {finite.max():.4g}, but "
-                    "kind='weights' uses the fixed scale 0..1; use kind='scores' or 'values'"
-                )
+            check_weights_range(arr, f"panel {self.title!r}")
         R, C = arr.shape
         self.matrix = arr
-        self.row_labels = _labels(self.row_labels, R, "row_labels", arr.shape)
-        self.col_labels = _labels(self.col_labels, C, "col_labels", arr.shape)
+        self.row_labels = check_labels(self.row_labels, R, "row_labels", against=f"the matrix has shape {arr.shape}: need {R}")
+        self.col_labels = check_labels(self.col_labels, C, "col_labels", against=f"the matrix has shape {arr.shape}: need {C}")
         default_x, default_y = AXIS_LABELS[self.kind]
         self.xlabel = default_x if self.xlabel is None else self.xlabel
         self.ylabel = default_y if self.ylabel is None else self.ylabel
@@ -277,9 +262,9 @@ class Panel:
     @property
     def label(self) -> str:
         """What this panel's colour bar says its numbers are."""
-        if self.legend_label is not None:
-            return self.legend_label
-        return LEGEND_LABELS["weights"] if self.kind == "weights" else BAR_LABELS[self.kind]
+        if self.color_bar_label is not None:
+            return self.color_bar_label
+        return COLOR_BAR_LABELS["weights"] if self.kind == "weights" else PANEL_BAR_LABELS[self.kind]
 
     def texts(self) -> list[list[str]]:
         """The text of every cell, row by row."""
@@ -294,41 +279,32 @@ class Panel:
         return cell_color_index(self.matrix, *self.limits)
 
 
-def _labels(labels: object, n: int, name: str, shape: tuple) -> list[str]:
-    if labels is None:
-        return [str(i + 1) for i in range(n)]
-    if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence | np.ndarray):
-        raise TypeError(f"{name} must be a list of {n} labels, got {type(labels).__name__}")
-    out = [str(s) for s in labels]
-    if len(out) != n:
-        raise ValueError(f"{name} has {len(out)} labels but the matrix has shape {shape}: need {n}")
-    return out
-
-
 @dataclass
 class View:
-    """Panels shown side by side (wrapping into rows of ``ncols`` when given), with an optional title."""
+    """Panels shown side by side (wrapping into rows of ``ncols`` when given), with an optional title.
+
+    ``color_bars``: draw the View's colour bars (``color_bars(view)``); False for a View without any."""
 
     panels: list[Panel]
     title: str = ""
     ncols: int | None = None
-    legend: bool = True
+    color_bars: bool = True
 
     def __post_init__(self) -> None:
         if isinstance(self.panels, Panel):
             self.panels = [self.panels]
         if not self.panels or not all(isinstance(p, Panel) for p in self.panels):
             raise TypeError(f"View needs a non-empty list of Panel, got {self.panels!r}")
-        if self.ncols is not None and (isinstance(self.ncols, bool) or not isinstance(self.ncols, numbers.Integral)
-                                       or self.ncols < 1):
-            raise ValueError(f"ncols must be a positive integer or None, got {self.ncols!r}")
+        if self.ncols is not None:
+            self.ncols = check_int(self.ncols, "ncols", minimum=1)
+        self.color_bars = check_flag(self.color_bars, "color_bars")
 
 
 # --------------------------------------------------------------------------- colour bars
 
 
 @dataclass(frozen=True)
-class Legend:
+class ColorBar:
     """One colour bar: its label, its scale lo..hi, its ticks (value, text) and the panels it serves (indices)."""
 
     kind: str
@@ -353,23 +329,20 @@ def _stops(n: int) -> tuple[int, ...]:
     return tuple(cell_color_index(np.linspace(0.0, 1.0, n)[None, :], 0.0, 1.0)[0].tolist())  # (n,)
 
 
-WEIGHT_TICKS = ((0.0, "0"), (0.5, "0.5"), (1.0, "1"))
+WEIGHTS_COLOR_BAR_TICKS = ((0.0, "0"), (0.5, "0.5"), (1.0, "1"))
 
 
-def legend_ticks(lo: float, hi: float, fmt: str | Callable[[float], str] | None = None, *,
+def color_bar_ticks(lo: float, hi: float, fmt: str | Callable[[float], str] | None = None, *,
                  integer: bool = False, middle: bool = True) -> tuple[tuple[float, str], ...]:
     """Ticks of a bar on lo..hi: lo, the middle and hi, printed as the panel prints a cell.
 
     ``integer``: the panel holds only integers (its cells print "12", not "12.000"); the ticks print so
     too when they are integers. The middle is left out when ``middle`` is False (a bar under fewer than
     3 columns) or when the panel holds only integers and the middle is not one (a 0/1 mask: "0", "1")."""
-    for name, v in (("lo", lo), ("hi", hi)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
-            raise TypeError(f"{name} must be a finite real number, got {v!r}")
+    lo, hi = check_finite_real(lo, "lo"), check_finite_real(hi, "hi")
     if not lo < hi:
         raise ValueError(f"a colour bar needs lo < hi, got lo={lo}, hi={hi}")
     check_fmt(fmt)
-    lo, hi = float(lo), float(hi)
     values = [lo, (lo + hi) / 2, hi]
     if not middle or (integer and values[1] != round(values[1])):
         values = [lo, hi]
@@ -382,8 +355,8 @@ def _is_integer(matrix: np.ndarray) -> bool:
     return bool(np.all(finite == np.round(finite)))
 
 
-def legends(view: View) -> list[Legend]:
-    """The colour bars of ``view`` (none if ``view.legend`` is False), in the order of their last panels.
+def color_bars(view: View) -> list[ColorBar]:
+    """The colour bars of ``view`` (none if ``view.color_bars`` is False), in the order of their last panels.
 
     One bar serves every attention-weights panel (fixed 0..1). Each scores or values panel gets its own
     bar, except that neighbours in one row of panels with the same fixed scale (vmin and vmax given), label
@@ -392,9 +365,9 @@ def legends(view: View) -> list[Legend]:
     A bar under fewer than 3 columns of cells is ticked at its two ends only (3 numbers would collide)."""
     if not isinstance(view, View):
         raise TypeError(f"view must be a helpers.panels.View, got {type(view).__name__}")
-    if not view.legend:
+    if not view.color_bars:
         return []
-    out: list[Legend] = []
+    out: list[ColorBar] = []
     weights = tuple(k for k, p in enumerate(view.panels) if p.kind == "weights")
     n = view.ncols or len(view.panels)
     group: list[int] = []
@@ -405,15 +378,15 @@ def legends(view: View) -> list[Legend]:
             kind, label, lo, hi, fmt = key[:5]
             columns = sum(view.panels[k].matrix.shape[1] for k in group)
             integer = all(_is_integer(view.panels[k].matrix) for k in group)
-            ticks = legend_ticks(lo, hi, fmt, integer=integer, middle=columns >= 3)
-            out.append(Legend(kind, label, lo, hi, ticks, tuple(group)))
+            ticks = color_bar_ticks(lo, hi, fmt, integer=integer, middle=columns >= 3)
+            out.append(ColorBar(kind, label, lo, hi, ticks, tuple(group)))
 
     for k, p in enumerate(view.panels):
         if p.kind == "weights":
             close()
             group, key = [], None
             if k == weights[-1]:
-                out.append(Legend("weights", LEGEND_LABELS["weights"], 0.0, 1.0, WEIGHT_TICKS, weights))
+                out.append(ColorBar("weights", COLOR_BAR_LABELS["weights"], 0.0, 1.0, WEIGHTS_COLOR_BAR_TICKS, weights))
             continue
         fixed = p.vmin is not None and p.vmax is not None
         new = (p.kind, p.label, *p.limits, p.fmt, k if not fixed else None)  # k: a scale of its own data, alone

@@ -13,7 +13,7 @@ Conventions every figure here follows:
   so two frames or two heads can be compared by colour;
 * scores and values (``kind="scores"`` / ``kind="values"``) get their own scale, and the colour bar
   says so; pass ``vmin`` / ``vmax`` to keep several frames comparable; in a View (``draw_view``) each
-  gets a horizontal bar under it (``helpers.panels.legends``: shared by neighbours on one scale), ticked
+  gets a horizontal bar under it (``helpers.panels.color_bars``: shared by neighbours on one scale), ticked
   at its lo, middle and hi as the cells print numbers, while the attention weights share one bar 0..1;
 * every cell prints its value (``format_value``), in black or white depending on the luminance of
   the cell colour (``text_colors``); NaN and ±inf cells are drawn grey and hatched and print "nan" / "inf";
@@ -29,7 +29,6 @@ so it is shown once). Importing this module changes nothing: no pyplot import, n
 from __future__ import annotations
 
 import math
-import numbers
 import os
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
@@ -42,24 +41,39 @@ from matplotlib.figure import Figure, SubFigure
 from matplotlib.patches import Rectangle
 from matplotlib.transforms import Bbox
 
-from helpers.attention import MAX_BYTES, _size
 from helpers.panels import (
     AXIS_LABELS,
     CMAP,
+    COLOR_BAR_LABELS,
     KINDS,
-    LEGEND_LABELS,
     STEP_KEYS,
     Panel,
     View,
     cell_colors,
-    check_fmt,
+    color_bars,
     colormap,
     format_matrix,
     format_value,
-    legends,
     limits,
     step_panels,
     text_colors,
+)
+from helpers.validate import (
+    MAX_INCHES,
+    check_choice,
+    check_dpi,
+    check_figsize,
+    check_flag,
+    check_fmt,
+    check_fontsize,
+    check_int,
+    check_labels,
+    check_limits,
+    check_matrix,
+    check_real,
+    check_titles,
+    check_weights_range,
+    refuse_many_cells,
 )
 
 if TYPE_CHECKING:  # for the annotations only
@@ -84,153 +98,26 @@ __all__ = [
 ]
 
 DPI = 100  # inline figures; make images saves at 2 * DPI (sharp on HiDPI screens)
-# Limits that keep a typo from freezing the kernel (notebooks stay far below: 14.5 inches, 10 × 10 cells, dpi 200)
-MAX_INCHES = 100.0  # a side of a figure: 10,000 pixels at DPI
-MAX_CELLS = 10_000  # cells that print their value in one figure (heatmap draws a 100 × 100 matrix in about 25 s)
+# MAX_INCHES (a side of a figure) and MAX_CELLS (values printed in one figure) live in helpers.validate
 
 
-# --------------------------------------------------------------------------- checks
-
-
-def _check_matrix(matrix: object, name: str = "matrix") -> np.ndarray:
-    """A 2-D float array (a 1-D array becomes one row), or a TypeError/ValueError naming ``name``."""
-    if isinstance(matrix, (str, bytes)):
-        raise TypeError(f"{name} must be a numeric array, got a {type(matrix).__name__}")
-    try:
-        arr = np.asarray(matrix)
-    except ValueError as err:
-        raise ValueError(f"{name} must be a rectangular numeric array: {err}") from None
-    if arr.dtype == bool or arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must hold real numbers (int or float), got dtype {arr.dtype}")
-    if arr.ndim == 1:
-        arr = arr[None, :]  # (n,) -> (1, n): one query row
-    if arr.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D matrix (rows, columns), got shape {arr.shape}")
-    if arr.size == 0:
-        raise ValueError(f"{name} is empty (shape {arr.shape})")
-    return arr.astype(np.float64)  # (R, C); float16/float32 values are exact in float64
-
-
-def _refuse_nonfinite(arr: np.ndarray, name: str, why: str) -> None:
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        where = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(f"{name} contains {arr[where]} at index {where} (shape {arr.shape}); {why}")
-
-
-def _check_labels(labels: object, n: int, name: str, shape: tuple) -> list[str]:
-    if labels is None:
-        return [str(i + 1) for i in range(n)]  # counted from 1, as everywhere in the series
-    if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence | np.ndarray):
-        raise TypeError(f"{name} must be a list of {n} labels, got {type(labels).__name__}")
-    labels = [str(s) for s in labels]
-    if len(labels) != n:
-        raise ValueError(f"{name} has {len(labels)} labels but the matrix has shape {shape}: need {n}")
-    return labels
-
-
-def _check_flag(value: object, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
-
-
-def _check_real(value: object, name: str, what: str) -> float:
-    """A finite real number > 0 (not a bool), or a TypeError/ValueError naming ``name`` and ``what`` it is."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be {what}, got {value!r} ({type(value).__name__})")
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be {what}, got {value!r}")
-    return float(value)
-
-
-def _check_figsize(figsize: object, name: str = "figsize") -> tuple[float, float]:
-    """(width, height) in inches, each a finite number > 0 and at most MAX_INCHES."""
-    if isinstance(figsize, (str, bytes)) or not isinstance(figsize, Sequence | np.ndarray) or len(figsize) != 2:
-        raise TypeError(f"{name} must be (width, height) in inches, such as (6.4, 4.8), got {figsize!r}")
-    w, h = (_check_real(v, f"{name}[{k}]", "a width or height in inches, a number > 0") for k, v in enumerate(figsize))
-    if max(w, h) > MAX_INCHES:
-        raise ValueError(
-            f"{name} = {figsize!r} is too large: a side of at most {MAX_INCHES:g} inches ({MAX_INCHES * DPI:,.0f} pixels "
-            "on screen), so that a typo cannot freeze the kernel"
-        )
-    return w, h
-
-
-def _check_dpi(dpi: object, figsize: tuple[float, float]) -> float:
-    """dots per inch > 0 for a figure of ``figsize`` inches, whose image stays under Agg's 2**16 pixels and 1 GiB."""
-    dpi = _check_real(dpi, "dpi", "dots per inch, a number > 0 (100 on screen, 200 for images/)")
-    w, h = round(figsize[0] * dpi), round(figsize[1] * dpi)
-    if max(w, h) >= 2**16 or 4 * w * h > MAX_BYTES:
-        raise ValueError(
-            f"dpi = {dpi:g} is too large for a figure of {figsize[0]:g} × {figsize[1]:g} inches: its image would be "
-            f"{w:,} × {h:,} pixels ({_size(4 * w * h)}); at most 65,535 pixels a side and 1 GiB, so that a typo cannot "
-            "exhaust the memory"
-        )
-    return dpi
-
-
-def _check_fontsize(fontsize: object) -> float | None:
-    if fontsize is None:
-        return None
-    size = _check_real(fontsize, "fontsize", "None or a size in points, such as 9")
-    if size > 100:
-        raise ValueError(f"fontsize must be at most 100 points, got {fontsize!r}")
-    return size
-
-
-def _check_cells(n_cells: int, what: str) -> None:
-    """A ValueError if a figure would print more than MAX_CELLS values (a figure that takes minutes to draw)."""
-    if n_cells > MAX_CELLS:
-        raise ValueError(
-            f"{what} has {n_cells:,} cells; a heatmap prints every value, so it draws at most {MAX_CELLS:,} "
-            "(100 × 100, readable only far below that): show a slice, such as matrix[:10, :10]"
-        )
+# --------------------------------------------------------------------------- checks (the rest live in helpers.validate)
 
 
 def _check_fig(fig: object) -> Figure | SubFigure | None:
+    """A matplotlib Figure or SubFigure, or None (a matplotlib type: helpers.validate imports no matplotlib)."""
     if fig is not None and not isinstance(fig, (Figure, SubFigure)):
         raise TypeError(f"fig must be a matplotlib Figure (or SubFigure) or None, got {type(fig).__name__}")
     return fig
 
 
-def _check_titles(titles: object, n: int, what: str) -> list:
-    if isinstance(titles, (str, bytes)) or not isinstance(titles, Sequence | np.ndarray):
-        raise TypeError(f"titles must be a list of {n} strings (one per {what}), got {titles!r}")
-    if len(titles) != n:
-        raise ValueError(f"titles must be a list of {n} strings (one per {what}), got {len(titles)}: {titles!r}")
-    return list(titles)
+def _check_matrix(matrix: object, name: str = "matrix") -> np.ndarray:
+    """A heatmap's matrix as float64 (R, C): a 1-D array becomes one query row; NaN and ±inf are drawn, not refused."""
+    return check_matrix(matrix, name, one_row=True, finite=False).astype(np.float64)  # float16/32 exact in float64
 
 
-def _check_kind(kind: object) -> str:
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    return kind
-
-
-def _check_limits(vmin: object, vmax: object) -> None:
-    for name, v in (("vmin", vmin), ("vmax", vmax)):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v)):
-            raise TypeError(f"{name} must be a finite real number or None, got {v!r}")
-    if vmin is not None and vmax is not None and not vmin < vmax:
-        raise ValueError(f"vmin must be smaller than vmax, got vmin={vmin}, vmax={vmax}")
-
-
-def _check_weights_range(data: np.ndarray, name: str) -> None:
-    finite = data[np.isfinite(data)]
-    if finite.size and (finite.min() < -1e-9 or finite.max() > 1 + 1e-9):
-        raise ValueError(
-            f"{name} has values from {finite.min():.4g} to {finite.max():.4g}, but kind='weights' draws "
-            "attention weights on the fixed scale 0..1; use kind='scores' or kind='values' for other numbers"
-        )
-
-
-# The argument checks the lesson figures (helpers.figures) share with this module: one definition each, above.
-check_matrix = _check_matrix
-check_labels = _check_labels
-check_titles = _check_titles
-check_flag = _check_flag
-refuse_nonfinite = _refuse_nonfinite
+def _check_labels(labels: object, n: int, name: str, shape: tuple) -> list[str]:
+    return check_labels(labels, n, name, against=f"the matrix has shape {shape}: need {n}")
 
 
 def new_figure(figsize: tuple[float, float]) -> Figure:
@@ -247,7 +134,7 @@ class Heatmap:
     """Handle returned by ``heatmap``: the artists of one annotated matrix.
 
     Attributes: ``fig``, ``ax``, ``im`` (the AxesImage), ``texts`` (R, C) object array of Text,
-    ``hatches`` (R, C) Rectangles shown on nan/inf cells, ``colorbar`` (or None), ``kind``,
+    ``hatches`` (R, C) Rectangles shown on nan/inf cells, ``color_bar`` (or None), ``kind``,
     ``matrix`` (the values drawn, float64 copy), ``rgba`` (R, C, 4) the cell colours.
     """
 
@@ -263,8 +150,8 @@ class Heatmap:
         fmt: str | Callable[[float], str] | None,
         vmin: float | None,
         vmax: float | None,
-        colorbar: bool,
-        cbar_label: str | None,
+        color_bar: bool,
+        color_bar_label: str | None,
         xlabel: str | None,
         ylabel: str | None,
         fontsize: float | None,
@@ -311,13 +198,13 @@ class Heatmap:
         ax.set_ylabel(default_y if ylabel is None else ylabel, fontsize=max(fontsize - 1, 7))
         if title:
             ax.set_title(title, fontsize=fontsize + 1)
-        self.colorbar = None
-        if colorbar:
-            self.colorbar = self.fig.colorbar(self.im, ax=ax, fraction=0.046, pad=0.04)
-            self.colorbar.set_label(cbar_label or LEGEND_LABELS[kind], fontsize=max(fontsize - 2, 7))
-            self.colorbar.ax.tick_params(labelsize=7)
+        self.color_bar = None
+        if color_bar:
+            self.color_bar = self.fig.colorbar(self.im, ax=ax, fraction=0.046, pad=0.04)
+            self.color_bar.set_label(color_bar_label or COLOR_BAR_LABELS[kind], fontsize=max(fontsize - 2, 7))
+            self.color_bar.ax.tick_params(labelsize=7)
             if kind == "weights":
-                self.colorbar.set_ticks([0, 0.25, 0.5, 0.75, 1])
+                self.color_bar.set_ticks([0, 0.25, 0.5, 0.75, 1])
         self.matrix = matrix.copy()
         self._paint(matrix)
 
@@ -356,22 +243,22 @@ def heatmap(
     fmt: str | Callable[[float], str] | None = None,
     vmin: float | None = None,
     vmax: float | None = None,
-    colorbar: bool = True,
-    cbar_label: str | None = None,
+    color_bar: bool = True,
+    color_bar_label: str | None = None,
     xlabel: str | None = None,
     ylabel: str | None = None,
     fontsize: float | None = None,
     figsize: tuple[float, float] | None = None,
 ) -> Heatmap:
     """Draw a (R, C) matrix as an annotated heatmap; returns its ``Heatmap`` handle (the artists drawn)."""
-    kind = _check_kind(kind)
+    kind = check_choice(kind, "kind", KINDS)
     data = _check_matrix(matrix)
-    _check_cells(data.size, f"matrix (shape {data.shape})")
+    refuse_many_cells(data.size, f"matrix (shape {data.shape})")
     check_fmt(fmt)
-    colorbar = _check_flag(colorbar, "colorbar")
-    fontsize = _check_fontsize(fontsize)
+    color_bar = check_flag(color_bar, "color_bar")
+    fontsize = check_fontsize(fontsize)
     if figsize is not None:
-        figsize = _check_figsize(figsize)
+        figsize = check_figsize(figsize, screen_dpi=DPI)
     R, C = data.shape
     rows = _check_labels(row_labels, R, "row_labels", data.shape)
     cols = _check_labels(col_labels, C, "col_labels", data.shape)
@@ -381,18 +268,18 @@ def heatmap(
                 f"kind='weights' always uses the fixed colour scale 0..1, got vmin={vmin}, vmax={vmax}; "
                 "use kind='scores' or kind='values' for another scale"
             )
-        _check_weights_range(data, "matrix")
-    _check_limits(vmin, vmax)
+        check_weights_range(data, "matrix")
+    check_limits(vmin, vmax)
     if ax is None:
         if figsize is None:
             cell = 0.7 if max(R, C) <= 5 else 0.5
-            figsize = (round(min(1.1 + cell * C + (1.2 if colorbar else 0), 10.0), 1), round(min(1.0 + cell * R, 8.0), 1))
+            figsize = (round(min(1.1 + cell * C + (1.2 if color_bar else 0), 10.0), 1), round(min(1.0 + cell * R, 8.0), 1))
         ax = new_figure(figsize).add_subplot()
     elif not hasattr(ax, "imshow"):
         raise TypeError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}")
     return Heatmap(
         ax, data, row_labels=rows, col_labels=cols, title=title, kind=kind, fmt=fmt, vmin=vmin, vmax=vmax,
-        colorbar=colorbar, cbar_label=cbar_label, xlabel=xlabel, ylabel=ylabel, fontsize=fontsize,
+        color_bar=color_bar, color_bar_label=color_bar_label, xlabel=xlabel, ylabel=ylabel, fontsize=fontsize,
     )
 
 
@@ -412,7 +299,7 @@ def heatmap_grid(
     figsize: tuple[float, float] | None = None,
 ) -> tuple[Figure, list[Heatmap]]:
     """Several same-shape matrices (a list or an (n, R, C) array, e.g. heads) on one shared scale and colour bar."""
-    kind = _check_kind(kind)
+    kind = check_choice(kind, "kind", KINDS)
     if isinstance(matrices, np.ndarray):
         items = list(matrices) if matrices.ndim == 3 else None
     elif isinstance(matrices, Sequence) and not isinstance(matrices, (str, bytes)):
@@ -425,7 +312,7 @@ def heatmap_grid(
             f"{type(matrices).__name__}{'' if not isinstance(matrices, np.ndarray) else f' with shape {matrices.shape}'}"
         )
     data = [_check_matrix(m, f"matrices[{k}]") for k, m in enumerate(items)]
-    _check_cells(sum(m.size for m in data), f"matrices ({len(data):,} of them)")
+    refuse_many_cells(sum(m.size for m in data), f"matrices ({len(data):,} of them)")
     shape = data[0].shape
     for k, m in enumerate(data):
         if m.shape != shape:
@@ -434,18 +321,16 @@ def heatmap_grid(
     if titles is None:
         titles = [f"head {k + 1}" for k in range(n)]  # heads counted from 1, as everywhere
     else:
-        titles = _check_titles(titles, n, "matrix")
+        titles = check_titles(titles, n, "matrix")
     fig = _check_fig(fig)
     if figsize is not None:
-        figsize = _check_figsize(figsize)
+        figsize = check_figsize(figsize, screen_dpi=DPI)
     if ncols is None:
         ncols = min(n, 4)
-    if isinstance(ncols, bool) or not isinstance(ncols, numbers.Integral) or ncols < 1:
-        raise ValueError(f"ncols must be a positive integer, got {ncols!r}")
-    ncols = min(int(ncols), n)
+    ncols = min(check_int(ncols, "ncols", minimum=1), n)
     nrows = math.ceil(n / ncols)
     if kind != "weights":
-        _check_limits(vmin, vmax)
+        check_limits(vmin, vmax)
         vmin, vmax = limits(np.stack(data), kind, vmin, vmax)  # (n, R, C): one scale for all panels
     R, C = shape
     if fig is None:
@@ -468,18 +353,18 @@ def heatmap_grid(
         handles.append(
             heatmap(
                 data[k], ax, row_labels=row_labels, col_labels=col_labels, title=titles[k], kind=kind,
-                fmt=fmt, vmin=vmin, vmax=vmax, colorbar=False,
+                fmt=fmt, vmin=vmin, vmax=vmax, color_bar=False,
                 xlabel=None if r == nrows - 1 or k + ncols >= n else "",
                 ylabel=None if c == 0 else "",
             )
         )
     cbar = fig.colorbar(handles[0].im, ax=[h.ax for h in handles], shrink=0.9, fraction=0.05)
-    cbar.set_label(LEGEND_LABELS[kind], fontsize=8)
+    cbar.set_label(COLOR_BAR_LABELS[kind], fontsize=8)
     cbar.ax.tick_params(labelsize=7)
     if kind == "weights":
         cbar.set_ticks([0, 0.25, 0.5, 0.75, 1])
     for h in handles:
-        h.colorbar = None  # the shared bar belongs to the grid; its scale never moves
+        h.color_bar = None  # the shared bar belongs to the grid; its scale never moves
     if suptitle:
         fig.suptitle(suptitle, fontsize=11)
     return fig.get_figure(root=True) if isinstance(fig, SubFigure) else fig, handles
@@ -492,8 +377,8 @@ def plain_figure(figsize: tuple[float, float], *, dpi: int = DPI) -> Figure:
     """A Figure on its own Agg canvas that pyplot does not manage (``display(fig)`` shows it once)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    figsize = _check_figsize(figsize)
-    dpi = _check_dpi(dpi, figsize)
+    figsize = check_figsize(figsize, screen_dpi=DPI)
+    dpi = check_dpi(dpi, figsize)
     fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
     FigureCanvasAgg(fig)
 
@@ -555,16 +440,16 @@ def view_size(view: View) -> tuple[float, float]:
         raise TypeError(f"view must be a helpers.panels.View, got {type(view).__name__}")
     rows = _view_rows(view)
     cell = _cell_inches(view)
-    every = legends(view)
-    bars = [lg for lg in every if lg.kind != "weights"]
+    every = color_bars(view)
+    bars = [bar for bar in every if bar.kind != "weights"]
     width = max(sum(p.matrix.shape[1] * cell + 0.45 for p in r) for r in rows) + 0.6
     width += 1.0 if len(bars) < len(every) else 0  # the attention weights' bar beside the panels
     height = (0.3 if view.title else 0)
     n = view.ncols or len(view.panels)
     for k, r in enumerate(rows):
         height += max(p.matrix.shape[0] for p in r) * cell + 0.95
-        lines = [_bar_label(lg.label, sum(view.panels[i].matrix.shape[1] for i in lg.panels), cell).count("\n") + 1
-                 for lg in bars if lg.panels[0] // n == k]
+        lines = [_bar_label(bar.label, sum(view.panels[i].matrix.shape[1] for i in bar.panels), cell).count("\n") + 1
+                 for bar in bars if bar.panels[0] // n == k]
         height += 0.55 + 0.13 * max(lines) if lines else 0  # the bar, its ticks and its label under the row
     return round(width, 1), round(height, 1)
 
@@ -578,9 +463,9 @@ def draw_view(view: View, *, fig: Figure | None = None, managed: bool = True) ->
     """Draw a ``helpers.panels.View`` with matplotlib: the same panels, colours and texts as the live tables."""
     if not isinstance(view, View):
         raise TypeError(f"view must be a helpers.panels.View, got {type(view).__name__}")
-    _check_cells(sum(p.matrix.size for p in view.panels), f"the view ({len(view.panels)} panels)")
+    refuse_many_cells(sum(p.matrix.size for p in view.panels), f"the view ({len(view.panels)} panels)")
     fig = _check_fig(fig)
-    managed = _check_flag(managed, "managed")
+    managed = check_flag(managed, "managed")
     if fig is None:
         size = view_size(view)
         if max(size) > MAX_INCHES:
@@ -590,51 +475,51 @@ def draw_view(view: View, *, fig: Figure | None = None, managed: bool = True) ->
     rows = _view_rows(view)
     hosts = list(fig.subfigures(len(rows), 1)) if len(rows) > 1 else [fig]
     width = max(sum(p.matrix.shape[1] + 1 for p in r) for r in rows)
-    every = legends(view)
-    bars = [lg for lg in every if lg.kind != "weights"]
+    every = color_bars(view)
+    bars = [bar for bar in every if bar.kind != "weights"]
     n, cell = view.ncols or len(view.panels), _cell_inches(view)
     handles, bar_axes, low = [], [], []
     for r, (host, row) in enumerate(zip(hosts, rows, strict=True)):
         used = sum(p.matrix.shape[1] + 1 for p in row)
         if len(rows) > 1 and used < width - 0.5:  # a shorter row keeps the cell size; its rest stays empty
             host = host.subfigures(1, 2, width_ratios=[used, width - used])[0]
-        below = [lg for lg in bars if lg.panels[0] // n == r]  # the bars under this row's panels
+        below = [bar for bar in bars if bar.panels[0] // n == r]  # the bars under this row's panels
         grid = host.add_gridspec(2 if below else 1, len(row), width_ratios=[p.matrix.shape[1] for p in row],
                                  height_ratios=[max(p.matrix.shape[0] for p in row) * cell, 0.11] if below else None)
         axes = [host.add_subplot(grid[0, c]) for c in range(len(row))]
-        for lg in below:  # a bar spans the grid columns of its panels; _span trims it to their images
-            c0, c1 = lg.panels[0] - r * n, lg.panels[-1] - r * n
+        for bar in below:  # a bar spans the grid columns of its panels; _span trims it to their images
+            c0, c1 = bar.panels[0] - r * n, bar.panels[-1] - r * n
             bar_axes.append(host.add_subplot(grid[1, c0 : c1 + 1]))
         for c, (p, ax) in enumerate(zip(row, axes, strict=True)):
             hm = heatmap(p.matrix, ax, row_labels=p.row_labels, col_labels=p.col_labels, title=p.title, kind=p.kind,
                          fmt=p.fmt, vmin=p.vmin if p.kind != "weights" else None,
-                         vmax=p.vmax if p.kind != "weights" else None, colorbar=False, xlabel=p.xlabel,
+                         vmax=p.vmax if p.kind != "weights" else None, color_bar=False, xlabel=p.xlabel,
                          ylabel=p.ylabel if c == 0 else "", fontsize=8 if max(p.matrix.shape) <= 4 else 7)
             hm.ax.title.set_fontsize(8)
             handles.append(hm)
             if below:
                 low.append(hm.ax)
-    for lg in every:
-        if lg.kind == "weights":
-            weights = [handles[k] for k in lg.panels]
+    for bar in every:
+        if bar.kind == "weights":
+            weights = [handles[k] for k in bar.panels]
             cbar = fig.colorbar(weights[0].im, ax=[h.ax for h in weights], shrink=0.9, fraction=0.05)
-            cbar.set_label(LEGEND_LABELS["weights"], fontsize=7)
+            cbar.set_label(COLOR_BAR_LABELS["weights"], fontsize=7)
             cbar.ax.tick_params(labelsize=7)
             cbar.set_ticks([0, 0.25, 0.5, 0.75, 1])
             if all(h.ax in low for h in weights):  # panels sit low in a row with bars: the bar beside them, not above
                 cbar.ax.set_axes_locator(_beside([h.ax for h in weights]))
     for ax in low:  # in a row with bars (after the weights' bar, which anchors its panels at the middle right)
         ax.set_anchor("S")  # any room the layout leaves goes above a panel, not between it and its bar
-    for lg, cax in zip(bars, bar_axes, strict=True):  # a scores or values bar under its panel(s)
-        cax.set_axes_locator(_span([handles[k].ax for k in lg.panels]))
-        cbar = fig.colorbar(handles[lg.panels[0]].im, cax=cax, orientation="horizontal")
-        cbar.set_ticks([v for v, _ in lg.ticks], labels=[t for _, t in lg.ticks])
-        columns = sum(handles[k].shape[1] for k in lg.panels)
+    for bar, cax in zip(bars, bar_axes, strict=True):  # a scores or values bar under its panel(s)
+        cax.set_axes_locator(_span([handles[k].ax for k in bar.panels]))
+        cbar = fig.colorbar(handles[bar.panels[0]].im, cax=cax, orientation="horizontal")
+        cbar.set_ticks([v for v, _ in bar.ticks], labels=[t for _, t in bar.ticks])
+        columns = sum(handles[k].shape[1] for k in bar.panels)
         if columns > 1:  # the end ticks inside the bar (as in the browser), not out over the gap to the next panel
             first, *_, last = cax.get_xticklabels()
             first.set_horizontalalignment("left")
             last.set_horizontalalignment("right")
-        cbar.set_label(_bar_label(lg.label, columns, cell), fontsize=_BAR_FONT, labelpad=1)
+        cbar.set_label(_bar_label(bar.label, columns, cell), fontsize=_BAR_FONT, labelpad=1)
         cbar.ax.tick_params(labelsize=_BAR_FONT, length=2, pad=1)
         cbar.outline.set_linewidth(0.5)
     if view.title:
@@ -654,10 +539,8 @@ def step_view(
 ) -> Figure:
     """Draw helpers.attention_steps(...) as seven annotated matrices, scores -> ... -> output (as the live view)."""
     if scale is not None:
-        if isinstance(scale, (bool, np.bool_)) or not isinstance(scale, numbers.Real):
-            raise TypeError(f"scale must be None or the number the scores were multiplied by, got {scale!r}")
-        if not math.isfinite(scale):
-            raise ValueError(f"scale must be a finite number (the one the scores were multiplied by), got {scale!r}")
+        check_real(scale, "scale", kind="None or the number the scores were multiplied by",
+                   rule="a finite number (the one the scores were multiplied by)")
     panels = step_panels(steps, None, scale=scale, fmt=fmt)  # checks steps; the labels are checked below by name
     (T_q, T_k), d_v = panels[0].matrix.shape, panels[-1].matrix.shape[1]
     if token_labels is not None and T_q == T_k:
@@ -667,8 +550,7 @@ def step_view(
     panels = step_panels(steps, token_labels, feature_labels=feature_labels, scale=scale, fmt=fmt)
     if one_row is None:
         one_row = sum(p.matrix.shape[1] for p in panels) <= 21
-    if not isinstance(one_row, (bool, np.bool_)):
-        raise TypeError(f"one_row must be True, False or None (automatic), got {one_row!r}")
+    one_row = check_flag(one_row, "one_row")  # None was decided above
     if title is None:
         title = "softmax(Q·Kᵀ × scale)·V, step by step (attention weights on 0..1; other panels each on their own range)"
     return draw_view(View(panels, title, ncols=None if one_row else 4))
@@ -680,7 +562,7 @@ def save_figure(fig: Figure, path: str | Path, *, dpi: int = 2 * DPI) -> Path:
         raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a file name (str or pathlib.Path) ending in .png or .svg, got {path!r}")
-    dpi = _check_dpi(dpi, tuple(fig.get_size_inches()))
+    dpi = check_dpi(dpi, tuple(fig.get_size_inches()))
     path = Path(path)
     if path.suffix.lower() not in (".png", ".svg"):
         raise ValueError(f"path must end in .png or .svg, got {str(path)!r}")

@@ -74,6 +74,18 @@ def test_make_batch_repeats_a_segment_of_distinct_letters():
     np.testing.assert_array_equal(tokens, again)  # the same seed gives the same batch, exact
 
 
+def test_default_periods_is_never_an_empty_range_and_make_batch_uses_it():
+    """Two letters and T >= 7 gave (3, 2), and make_batch failed with NumPy's "low >= high"."""
+    assert default_periods(9, 2) == (2, 2) and default_periods(5, 2) == (2, 2) and default_periods(16, 8) == (3, 7)
+    for t in range(3, 65):
+        for n in range(2, 27):
+            lo, hi = default_periods(t, n)
+            assert 2 <= lo <= hi <= n, (t, n, lo, hi)
+    tokens = make_batch(50, 9, 2, np.random.default_rng(0))  # (50, 9): ^ then A B A B ... or B A B A ...
+    for seq in tokens[:, 1:]:
+        assert set(seq[:2].tolist()) == {0, 1} and np.array_equal(seq[2:], seq[:-2])
+
+
 def test_repeated_marks_letters_seen_before():
     seq = [N, 0, 5, 2, 0, 5, 2, 0]  # ^ A F C A F C A
     np.testing.assert_array_equal(repeated(seq, N), [False, False, False, False, True, True, True, True])

@@ -12,14 +12,6 @@ from pathlib import Path
 
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 
-# Files that still import private names of other modules, because other developers are
-# restructuring them right now (issue 25): they move to helpers.validate when their branches merge,
-# and this set is emptied then. Do not add to it.
-PENDING = {
-    "explorers.py",  # MatrixToggles._check (helpers.controls)
-    "plots.py",  # _size (helpers.attention)
-}
-
 
 def _module_name(path: Path, root: Path) -> str:
     parts = path.relative_to(root.parent).with_suffix("").parts
@@ -106,8 +98,6 @@ def _helpers_files() -> list[Path]:
 def test_no_helpers_module_uses_another_modules_private_names() -> None:
     offenders = {}
     for path in _helpers_files():
-        if path.relative_to(HELPERS).as_posix() in PENDING:
-            continue
         uses = private_uses(path)
         if uses:
             offenders[path.relative_to(HELPERS).as_posix()] = uses
@@ -115,13 +105,6 @@ def test_no_helpers_module_uses_another_modules_private_names() -> None:
         "these modules use private names of other modules; give what they share a public home "
         f"(argument checks in helpers/validate.py): {offenders}"
     )
-
-
-def test_pending_names_only_files_that_exist_and_still_need_it() -> None:
-    files = {p.relative_to(HELPERS).as_posix() for p in _helpers_files()}
-    assert PENDING <= files, f"PENDING names files that do not exist: {sorted(PENDING - files)}"
-    clean = sorted(name for name in PENDING if not private_uses(HELPERS / name))
-    assert not clean, f"these PENDING files no longer use private names of other modules: remove them: {clean}"
 
 
 def test_the_scan_finds_each_kind_of_private_use(tmp_path: Path) -> None:

@@ -108,7 +108,7 @@ def test_cell_colours_are_exactly_the_colours_matplotlib_draws():
     m = rng.normal(size=(4, 5)) * 3  # (4, 5) scores on their own colour scale
     m[1, 2] = np.nan
     panel = P.Panel(m, "scores", kind="scores")
-    fig = draw_view(P.View([panel], legend=False), managed=False)
+    fig = draw_view(P.View([panel], color_bars=False), managed=False)
     fig.canvas.draw()
     ax = [a for a in fig.axes if a.images][0]
     buf = np.asarray(fig.canvas.buffer_rgba())  # (H, W, 4) the drawn figure
@@ -739,7 +739,7 @@ def test_the_message_types_are_written_the_same_in_python_and_in_the_es_module()
     """The TypedDicts of helpers.liveview.messages and the JSDoc @typedef of heatmap.js name the same fields."""
     js = re.sub(r"\n\s*\*", " ", _ESM)  # a typedef continued on the next comment line
     typedefs = {name: body for body, name in re.findall(r"@typedef \{\{(.*?)\}\} (\w+)", js)}
-    for name in ("Lut", "WeightsBar", "Bar", "Table", "ViewState", "CellsMessage", "ViewMessage", "ReadoutMessage"):
+    for name in ("Lut", "WeightsColorBar", "OwnColorBar", "Table", "ViewState", "CellsMessage", "ViewMessage", "ReadoutMessage"):
         fields = set(re.findall(r"(?:^|,)\s*(\w+)\??:", typedefs[name]))
         assert fields == set(getattr(M, name).__annotations__), f"{name}: heatmap.js and messages.py differ"
     assert "ReadoutMessage" in READOUT_JS.read_text() and "messages.py" in READOUT_JS.read_text()
@@ -790,35 +790,35 @@ def test_no_html_string_path_remains():
 def test_a_values_panel_gets_its_own_bar_in_the_payload_with_the_colormap_and_ticks():
     import matplotlib as mpl
 
-    loss = P.Panel(np.array([[0.5, 2.0, 1.0]]), "loss", kind="values", vmin=0.0, vmax=3.0, legend_label="loss")
+    loss = P.Panel(np.array([[0.5, 2.0, 1.0]]), "loss", kind="values", vmin=0.0, vmax=3.0, color_bar_label="loss")
     payload = view_payload(P.View([loss]))
-    assert payload["legend"] is None  # no attention weights: no 0..1 bar that the loss could be read on
-    (bar,) = payload["legends"]
+    assert payload["weights_color_bar"] is None  # no attention weights: no 0..1 bar that the loss could be read on
+    (bar,) = payload["color_bars"]
     assert bar["label"] == "loss" and bar["tables"] == [0]
     assert bar["ticks"] == [[0, "0"], [50, "1.500"], [100, "3.000"]]  # [percent of the way, text] at 0, 1.5, 3
     want = mpl.colormaps[P.CMAP](np.linspace(0, 1, 11), bytes=True)[:, :3]  # the colormap from vmin to vmax
     assert bar["stops"] == [f"#{r:02x}{g:02x}{b:02x}" for r, g, b in want.tolist()]
     mixed = view_payload(P.View([P.Panel(np.full((2, 2), 0.5), "w"), loss]))
-    assert mixed["legend"]["after"] == 0 and [b["tables"] for b in mixed["legends"]] == [[1]]
-    assert {k: v for k, v in mixed["legend"].items() if k != "after"} == payload_weights_legend()
-    assert _only_numbers_and_texts(payload["legends"])  # numbers and texts, no markup
+    assert mixed["weights_color_bar"]["after"] == 0 and [b["tables"] for b in mixed["color_bars"]] == [[1]]
+    assert {k: v for k, v in mixed["weights_color_bar"].items() if k != "after"} == payload_weights_color_bar()
+    assert _only_numbers_and_texts(payload["color_bars"])  # numbers and texts, no markup
 
 
-def payload_weights_legend() -> dict:
+def payload_weights_color_bar() -> dict:
     """The attention weights' bar as it always was: its label, 11 stops from 0 to 1, ticks 0, 0.5, 1."""
     lut = HeatmapView()._lut["bg"]
     stops = P.cell_color_index(np.linspace(0, 1, 11)[None, :], 0.0, 1.0)[0]
-    return {"label": P.LEGEND_LABELS["weights"], "stops": [lut[i] for i in stops], "ticks": ["0", "0.5", "1"]}
+    return {"label": P.COLOR_BAR_LABELS["weights"], "stops": [lut[i] for i in stops], "ticks": ["0", "0.5", "1"]}
 
 
 def test_a_moving_scale_sends_the_bars_new_ticks_and_only_a_new_bar_is_a_new_layout():
     panel = lambda m, **kw: P.Panel(np.array(m, dtype=float), "v", kind="values", **kw)  # noqa: E731
     view = HeatmapView(P.View([panel([[0, 1, 2]]), panel([[0, 1, 2]])]))  # scaled to their data: a bar each
-    assert [b["tables"] for b in view.snapshot()["legends"]] == [[0], [1]]
+    assert [b["tables"] for b in view.snapshot()["color_bars"]] == [[0], [1]]
     rev = view.snapshot()["rev"]
     msg = view.show(P.View([panel([[0, 1, 4]]), panel([[0, 1, 2]])]), send=False)  # the first scale moved: 0..4
-    assert msg["type"] == "attn-cells" and msg["legends"] == [[0, "value (own scale)", [[0, "0"], [50, "2"], [100, "4"]]]]
-    assert view.snapshot()["legends"][0]["ticks"] == [[0, "0"], [50, "2"], [100, "4"]]
+    assert msg["type"] == "attn-cells" and msg["color_bars"] == [[0, "value (own scale)", [[0, "0"], [50, "2"], [100, "4"]]]]
+    assert view.snapshot()["color_bars"][0]["ticks"] == [[0, "0"], [50, "2"], [100, "4"]]
     same = view.show(P.View([panel([[0, 1, 4]]), panel([[0, 1, 2]])]), send=False)
     assert same is None  # nothing moved: nothing sent
     msg = view.show(P.View([panel([[0, 1, 4]]), panel([[0, 1, 4]])]), send=False)  # equal ranges again: still
@@ -826,20 +826,20 @@ def test_a_moving_scale_sends_the_bars_new_ticks_and_only_a_new_bar_is_a_new_lay
     fixed = lambda m: panel(m, vmin=0.0, vmax=4.0)  # noqa: E731  a fixed scale: neighbours share one bar
     msg = view.show(P.View([fixed([[0, 1, 4]]), fixed([[0, 1, 2]])]), send=False)
     assert msg["type"] == "attn-view" and msg["rev"] == rev + 1
-    assert [b["tables"] for b in msg["view"]["legends"]] == [[0, 1]]
-    msg = view.show(P.View([fixed([[0, 1, 4]]), fixed([[0, 1, 2]])], legend=False), send=False)  # the bars go
-    assert msg["type"] == "attn-view" and msg["view"]["legends"] == [] and msg["view"]["legend"] is None
+    assert [b["tables"] for b in msg["view"]["color_bars"]] == [[0, 1]]
+    msg = view.show(P.View([fixed([[0, 1, 4]]), fixed([[0, 1, 2]])], color_bars=False), send=False)  # the bars go
+    assert msg["type"] == "attn-view" and msg["view"]["color_bars"] == [] and msg["view"]["weights_color_bar"] is None
     msg = view.show(P.View([fixed([[0, 1, 4]]), fixed([[0, 1, 2]])]), send=False)  # and come back
-    assert msg["type"] == "attn-view" and len(msg["view"]["legends"]) == 1
+    assert msg["type"] == "attn-view" and len(msg["view"]["color_bars"]) == 1
     w = P.Panel(np.array([[0.5, 0.5]]), "w")
     view = HeatmapView(P.View([w]))
-    assert view.show(P.View([w], legend=False), send=False)["type"] == "attn-view"  # the weights' bar goes
+    assert view.show(P.View([w], color_bars=False), send=False)["type"] == "attn-view"  # the weights' bar goes
 
 
 def test_the_browser_module_draws_the_bars_it_is_sent():
     assert "attn-legend own" in _ESM and "attn-group" in _ESM and 'setAttribute("aria-hidden", "true")' in _ESM
-    assert "msg.legends" in _ESM  # a cells message may move a bar's ticks
-    assert "fillLegend(shown.legends[n], state.legends[n])" in _ESM
+    assert "msg.color_bars" in _ESM  # a cells message may move a bar's ticks
+    assert "fillColorBar(shown.colorBars[n], state.color_bars[n])" in _ESM
 
 
 def test_the_readout_refuses_cells_that_are_not_heatmaps_in_words():

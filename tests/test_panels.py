@@ -1,4 +1,4 @@
-"""Tests of helpers.panels without a medium: numbers as text and the colour bars of a View (``legends``)."""
+"""Tests of helpers.panels without a medium: numbers as text and the colour bars of a View (``color_bars``)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def test_format_value_takes_numpy_scalars_as_python_numbers():
     ],
 )
 def test_ticks_sit_at_lo_middle_hi_and_print_as_the_panel_prints(lo, hi, kwargs, ticks):
-    assert P.legend_ticks(lo, hi, **kwargs) == ticks
+    assert P.color_bar_ticks(lo, hi, **kwargs) == ticks
 
 
 @pytest.mark.parametrize(
@@ -54,10 +54,10 @@ def test_ticks_sit_at_lo_middle_hi_and_print_as_the_panel_prints(lo, hi, kwargs,
 )
 def test_ticks_refuse_a_scale_that_is_no_scale_naming_the_argument(args, error, words):
     with pytest.raises(error, match=re.escape(words)):
-        P.legend_ticks(*args)
+        P.color_bar_ticks(*args)
 
 
-# --------------------------------------------------------------------------- legends
+# --------------------------------------------------------------------------- colour bars
 
 
 def _values(lo_hi, title="v", cols=3, **kw):
@@ -70,34 +70,34 @@ def _weights(title="w"):
 
 
 def test_a_values_panel_gets_a_bar_of_its_own_with_its_scale_label_and_ticks():
-    (bar,) = P.legends(P.View([_values((-1.0, 2.0))]))
+    (bar,) = P.color_bars(P.View([_values((-1.0, 2.0))]))
     assert (bar.kind, bar.label, bar.lo, bar.hi, bar.panels) == ("values", "value (own scale)", -1.0, 2.0, (0,))
     assert bar.ticks == ((-1.0, "-1.000"), (0.5, "0.500"), (2.0, "2.000"))
-    (bar,) = P.legends(P.View([_values((0, 4), vmin=0.0, vmax=10.0, legend_label="loss (same scale)")]))
+    (bar,) = P.color_bars(P.View([_values((0, 4), vmin=0.0, vmax=10.0, color_bar_label="loss (same scale)")]))
     assert (bar.label, bar.lo, bar.hi) == ("loss (same scale)", 0.0, 10.0)  # vmin/vmax, not the data's range
-    (bar,) = P.legends(P.View([P.Panel(np.eye(2) * 3, "s", kind="scores")]))
+    (bar,) = P.color_bars(P.View([P.Panel(np.eye(2) * 3, "s", kind="scores")]))
     assert (bar.kind, bar.label) == ("scores", "score (own scale)")
 
 
 def test_neighbours_on_one_scale_share_a_bar_others_get_their_own_and_weights_share_one():
     K = [_values((-1, 2), f"K{j}", vmin=-1.0, vmax=2.0) for j in (1, 2)]
     V = [_values((0, 5), f"V{j}", vmin=0.0, vmax=5.0) for j in (1, 2)]
-    bars = P.legends(P.View([*K, *V]))
+    bars = P.color_bars(P.View([*K, *V]))
     assert [(b.panels, b.lo, b.hi) for b in bars] == [((0, 1), -1.0, 2.0), ((2, 3), 0.0, 5.0)]
-    bars = P.legends(P.View([*K, *V], ncols=3))  # K1 K2 V1 | V2: a bar never spans two rows of panels
+    bars = P.color_bars(P.View([*K, *V], ncols=3))  # K1 K2 V1 | V2: a bar never spans two rows of panels
     assert [b.panels for b in bars] == [(0, 1), (2,), (3,)]
-    bars = P.legends(P.View([K[0], _weights(), K[1]]))  # the same scale, not neighbours: one bar each
+    bars = P.color_bars(P.View([K[0], _weights(), K[1]]))  # the same scale, not neighbours: one bar each
     assert [(b.kind, b.panels) for b in bars] == [("values", (0,)), ("weights", (1,)), ("values", (2,))]
-    bars = P.legends(P.View([_weights("a"), _values((0, 1)), _weights("b")]))
+    bars = P.color_bars(P.View([_weights("a"), _values((0, 1)), _weights("b")]))
     assert [(b.kind, b.panels) for b in bars] == [("values", (1,)), ("weights", (0, 2))]  # after the last weights
-    (w,) = P.legends(P.View([_weights(), _weights()]))
-    assert (w.lo, w.hi, w.label, w.ticks) == (0.0, 1.0, P.LEGEND_LABELS["weights"], P.WEIGHT_TICKS)
-    same_range_other_label = [_values((0, 1)), _values((0, 1), legend_label="loss")]
-    assert len(P.legends(P.View(same_range_other_label))) == 2
-    assert P.legends(P.View([*K, _weights()], legend=False)) == []
+    (w,) = P.color_bars(P.View([_weights(), _weights()]))
+    assert (w.lo, w.hi, w.label, w.ticks) == (0.0, 1.0, P.COLOR_BAR_LABELS["weights"], P.WEIGHTS_COLOR_BAR_TICKS)
+    same_range_other_label = [_values((0, 1)), _values((0, 1), color_bar_label="loss")]
+    assert len(P.color_bars(P.View(same_range_other_label))) == 2
+    assert P.color_bars(P.View([*K, _weights()], color_bars=False)) == []
     # scaled to their own data: never shared, even when the ranges happen to be equal (a live view would
     # otherwise be rebuilt whenever two ranges met or parted, as 01's scores and scaled scores do at scale 1)
-    auto = P.legends(P.View([_values((0, 1), "s"), _values((0, 1), "s2"), _values((0, 1), "s3", vmin=0.0)]))
+    auto = P.color_bars(P.View([_values((0, 1), "s"), _values((0, 1), "s2"), _values((0, 1), "s3", vmin=0.0)]))
     assert [b.panels for b in auto] == [(0,), (1,), (2,)]
 
 
@@ -105,33 +105,33 @@ def test_the_stops_are_the_whole_colormap_from_lo_to_hi():
     import matplotlib as mpl
 
     for lo, hi in ((0.0, 1.0), (-6.928, 0.0), (1e-5, 2e-5), (0.1, 0.7)):
-        (bar,) = P.legends(P.View([_values((lo, hi))]))
+        (bar,) = P.color_bars(P.View([_values((lo, hi))]))
         want = mpl.colormaps[P.CMAP](np.linspace(0.0, 1.0, 11), bytes=True)  # (11, 4) the colormap, end to end
         np.testing.assert_array_equal(P.colormap_lut()[bar.stops()], want)
         at = P.cell_color_index(np.linspace(lo, hi, 11)[None, :], lo, hi)[0]  # the panel's own lo .. hi
         assert np.abs(np.array(bar.stops()) - at).max() <= 1  # equal up to float rounding of lo + f·(hi − lo)
 
 
-def test_legends_and_stops_refuse_bad_input_naming_the_argument():
+def test_color_bars_and_stops_refuse_bad_input_naming_the_argument():
     with pytest.raises(TypeError, match="view must be a helpers.panels.View, got list"):
-        P.legends([_values((0.0, 1.0))])
-    (bar,) = P.legends(P.View([_values((0.0, 1.0))]))
+        P.color_bars([_values((0.0, 1.0))])
+    (bar,) = P.color_bars(P.View([_values((0.0, 1.0))]))
     assert bar.stops(2) == [0, P.colormap_lut().shape[0] - 1]  # the two ends of the colormap
     for n in (1, 0, 2.5, True):
         with pytest.raises(ValueError, match=re.escape(f"n must be an integer of at least 2 (both ends of the bar), got {n}")):
             bar.stops(n)
 
 
-def test_a_legend_label_must_be_text_and_is_for_scores_and_values():
-    with pytest.raises(TypeError, match="legend_label must be a string or None, got int"):
-        P.Panel(np.eye(2), "v", kind="values", legend_label=3)
-    with pytest.raises(ValueError, match="legend_label is for scores and values panels"):
-        P.Panel(np.eye(2), "w", legend_label="weights of layer 2")
+def test_a_color_bar_label_must_be_text_and_is_for_scores_and_values():
+    with pytest.raises(TypeError, match="color_bar_label must be a string or None, got int"):
+        P.Panel(np.eye(2), "v", kind="values", color_bar_label=3)
+    with pytest.raises(ValueError, match="color_bar_label is for scores and values panels"):
+        P.Panel(np.eye(2), "w", color_bar_label="weights of layer 2")
 
 
 def test_a_bar_under_fewer_than_3_columns_is_ticked_at_its_ends_only():
-    (narrow,) = P.legends(P.View([_values((0.0, 2.0), cols=2)]))
+    (narrow,) = P.color_bars(P.View([_values((0.0, 2.0), cols=2)]))
     assert narrow.ticks == ((0.0, "0"), (2.0, "2.000"))  # "1.000" between them would collide in 2 cells
     fixed = {"vmin": 0.0, "vmax": 2.0}
-    (shared,) = P.legends(P.View([_values((0.0, 2.0), "K1", cols=2, **fixed), _values((0.0, 2.0), "K2", cols=2, **fixed)]))
+    (shared,) = P.color_bars(P.View([_values((0.0, 2.0), "K1", cols=2, **fixed), _values((0.0, 2.0), "K2", cols=2, **fixed)]))
     assert shared.panels == (0, 1) and shared.ticks == ((0.0, "0"), (1.0, "1.000"), (2.0, "2.000"))

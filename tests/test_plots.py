@@ -77,7 +77,7 @@ def test_weights_heatmap_uses_the_fixed_scale_0_to_1_even_for_small_weights():
     assert hm.im.get_clim() == (0.0, 1.0)
     flat = P.heatmap(np.full((3, 3), 1 / 3))
     assert flat.im.get_clim() == (0.0, 1.0)  # never auto-scaled, not even for a constant matrix
-    assert "0 to 1" in hm.colorbar.ax.get_ylabel()
+    assert "0 to 1" in hm.color_bar.ax.get_ylabel()
     assert P.CMAP == hm.im.get_cmap().name.removesuffix("_r") == "viridis"
 
 
@@ -138,7 +138,7 @@ def test_scores_heatmap_has_its_own_labelled_scale_and_fixed_limits_keep_frames_
     hs = P.heatmap(E.T000_F2_SCORES, kind="scores")
     lo, hi = hs.im.get_clim()
     assert (lo, hi) == (E.T000_F2_SCORES.min(), E.T000_F2_SCORES.max())
-    assert "own scale" in hs.colorbar.ax.get_ylabel()
+    assert "own scale" in hs.color_bar.ax.get_ylabel()
     fixed = P.heatmap(E.T001_Q @ E.T001_K.T / np.sqrt(3), kind="scores", vmin=0, vmax=20)
     assert fixed.im.get_clim() == (0.0, 20.0)
 
@@ -170,7 +170,7 @@ def test_heatmap_rejects_bad_input_naming_the_argument(kwargs, error, words):
 # --------------------------------------------------------------------------- grid and step view
 
 
-def test_heatmap_grid_shares_one_0_to_1_scale_and_one_colorbar():
+def test_heatmap_grid_shares_one_0_to_1_scale_and_one_color_bar():
     rng = np.random.default_rng(0)
     W = [rng.normal(size=(4, 4)) for _ in range(3)]
     _, weights = helpers.multi_head_attention(E.T001_X, *W, n_heads=2)  # (2, 3, 3)
@@ -297,13 +297,13 @@ def _view():
         (lambda: P.plain_figure((3, 2), dpi=10**12), ValueError,
          "dpi = 1e+12 is too large for a figure of 3 × 2 inches: its image would be 3,000,000,000,000 × "
          "2,000,000,000,000 pixels (2.18e+13 TiB); at most 65,535 pixels a side and 1 GiB"),
-        # heatmap and heatmap_grid: figsize, fontsize, colorbar, fig, titles; a matrix too large to print
+        # heatmap and heatmap_grid: figsize, fontsize, color_bar, fig, titles; a matrix too large to print
         (lambda: P.heatmap(np.eye(3), figsize=2.5), TypeError, "figsize must be (width, height) in inches"),
         (lambda: P.heatmap(np.eye(3), fontsize="abc"), TypeError, "fontsize must be None or a size in points, such as 9, got 'abc' (str)"),
         (lambda: P.heatmap(np.eye(3), fontsize=[]), TypeError, "fontsize must be None or a size in points, such as 9, got [] (list)"),
         (lambda: P.heatmap(np.eye(3), fontsize=-3), ValueError, "fontsize must be None or a size in points, such as 9, got -3"),
         (lambda: P.heatmap(np.eye(3), fontsize=10**12), ValueError, "fontsize must be at most 100 points, got 1000000000000"),
-        (lambda: P.heatmap(np.eye(3), colorbar="abc"), TypeError, "colorbar must be True or False, got 'abc'"),
+        (lambda: P.heatmap(np.eye(3), color_bar="abc"), TypeError, "color_bar must be True or False, got 'abc'"),
         (lambda: P.heatmap(np.zeros((101, 100)), kind="values"), ValueError,
          "matrix (shape (101, 100)) has 10,100 cells; a heatmap prints every value, so it draws at most 10,000"),
         (lambda: P.heatmap_grid([np.eye(3)] * 2, 0), TypeError, "titles must be a list of 2 strings (one per matrix), got 0"),
@@ -356,10 +356,10 @@ def _bars(fig):
 
 
 def test_a_values_panel_gets_its_bar_under_it_with_its_scale_ticks_and_label():
-    from helpers.panels import Panel, View, legends
+    from helpers.panels import Panel, View, color_bars
 
     loss = Panel(np.array([[1.864, 1.822, 2.766, 2.27]]), "loss at each position", kind="values", vmin=0.0, vmax=3.0,
-                 legend_label="loss (same scale at every step)")
+                 color_bar_label="loss (same scale at every step)")
     w = Panel(_weights_001(), "attention weights")
     view = View([w, loss])
     fig = P.draw_view(view, managed=False)
@@ -367,7 +367,7 @@ def test_a_values_panel_gets_its_bar_under_it_with_its_scale_ticks_and_label():
     (cax,) = _bars(fig)
     cbar = cax._colorbar
     assert (cbar.norm.vmin, cbar.norm.vmax) == (0.0, 3.0) and cbar.cmap.name.startswith(P.CMAP)
-    (bar,) = [lg for lg in legends(view) if lg.kind == "values"]
+    (bar,) = [lg for lg in color_bars(view) if lg.kind == "values"]
     assert [t.get_text() for t in cax.get_xticklabels()] == [t for _, t in bar.ticks] == ["0", "1.500", "3.000"]
     np.testing.assert_allclose(cax.get_xticks(), [0.0, 1.5, 3.0])
     assert cax.get_xlabel() == "loss (same scale at every step)"
@@ -390,7 +390,7 @@ def test_a_values_panel_gets_its_bar_under_it_with_its_scale_ticks_and_label():
         assert abs(row - f * 255) <= 3, f"at {f} of the bar: colour row {row}"
 
 
-def test_neighbours_on_one_scale_share_one_bar_spanning_them_and_legend_false_draws_none():
+def test_neighbours_on_one_scale_share_one_bar_spanning_them_and_color_bars_false_draws_none():
     from helpers.panels import Panel, View
 
     rng = np.random.default_rng(0)
@@ -405,7 +405,7 @@ def test_neighbours_on_one_scale_share_one_bar_spanning_them_and_legend_false_dr
     k_bar = bars[0].get_window_extent(r)
     assert k_bar.x0 == pytest.approx(panels[0].x0, abs=1) and k_bar.x1 == pytest.approx(panels[1].x1, abs=1)
     assert bars[1].get_window_extent(r).x0 > panels[1].x1  # the V bar starts under V1, not under the K panels
-    assert _bars(P.draw_view(View([*K, *V], legend=False), managed=False)) == []
+    assert _bars(P.draw_view(View([*K, *V], color_bars=False), managed=False)) == []
 
 
 def test_step_view_has_a_bar_under_every_panel_but_the_attention_weights():

@@ -140,5 +140,62 @@ def test_as_array_refuses_text_and_ragged_lists_in_the_callers_words():
     np.testing.assert_array_equal(V.as_array([1, 2], "x", what="-", rectangular="-"), [1, 2])
     with pytest.raises(TypeError, match=rx("lengths must be a list of ints, got a str")):
         V.as_array("12", "lengths", what="a list of ints", rectangular="-")
-    with pytest.raises(ValueError, match=rx("x must be a rectangular array: ")):
+    with pytest.raises(ValueError, match=rx("x must be a rectangular array: its rows have different lengths")):
         V.as_array([[1, 2], [3]], "x", what="-", rectangular="a rectangular array")
+
+
+def test_check_matrix_one_row_finite_and_its_own_dtype():
+    m = V.check_matrix([[1, 2], [3, 4]], "W")
+    assert m.dtype.kind == "i" and m.shape == (2, 2)  # its own dtype: integer sliders stay integer
+    assert V.check_matrix([0.5, 1.0], "m", one_row=True, finite=False).shape == (1, 2)  # one query row
+    assert np.isnan(V.check_matrix([[np.nan]], "m", finite=False)).all()  # a heatmap draws NaN; a slider refuses it
+    with pytest.raises(ValueError, match=rx("W contains NaN (first at index (0, 1), shape (1, 2))")):
+        V.check_matrix([[1.0, np.nan]], "W")
+    with pytest.raises(ValueError, match=rx("W must be a 2-D matrix (rows, columns), got shape (2,)")):
+        V.check_matrix([1.0, 2.0], "W")
+    with pytest.raises(ValueError, match=rx("W is empty (shape (0, 3))")):
+        V.check_matrix(np.zeros((0, 3)), "W")
+    with pytest.raises(TypeError, match=rx("W must be a 2-D numeric array, got a str")):
+        V.check_matrix("ab", "W")
+    with pytest.raises(TypeError, match=rx("P must be numeric, got a str")):
+        V.check_matrix("ab", "P", what="numeric")
+    with pytest.raises(TypeError, match=rx("W must hold real numbers (int or float), got dtype bool")):
+        V.check_matrix(np.ones((2, 2), bool), "W")
+
+
+def test_check_bool_matrix_copies_and_refuses_numbers():
+    m = np.ones((2, 2), bool)
+    got = V.check_bool_matrix(m, "mask")
+    assert got is not m and got.dtype == bool
+    with pytest.raises(TypeError, match=rx("mask must be a boolean matrix (True = may attend), got dtype float64")):
+        V.check_bool_matrix(np.ones((2, 2)), "mask")
+    with pytest.raises(ValueError, match=rx("mask must be a rectangular matrix: its rows have different lengths")):
+        V.check_bool_matrix([[True], [True, False]], "mask")
+
+
+def test_check_positive_shows_the_number_as_typed_and_check_finite_real():
+    assert V.check_positive(2, "dpi", "a number > 0") == 2.0
+    with pytest.raises(ValueError, match=rx("dpi must be a number > 0, got 0")) as err:
+        V.check_positive(0, "dpi", "a number > 0")
+    assert str(err.value).endswith("got 0")  # 0 as typed, not 0.0
+    with pytest.raises(TypeError, match=rx("dpi must be a number > 0, got True (bool)")):
+        V.check_positive(True, "dpi", "a number > 0")
+    assert V.check_finite_real(None, "vmin", optional=True) is None
+    with pytest.raises(TypeError, match=rx("vmin must be a finite real number or None, got nan")):
+        V.check_finite_real(math.nan, "vmin", optional=True)
+    with pytest.raises(TypeError, match=rx("lo must be a finite real number, got None")):
+        V.check_finite_real(None, "lo")
+
+
+def test_labels_tokens_choice_callable_and_name():
+    assert V.check_tokens(None, 2) == ["x1", "x2"] and V.check_labels(None, 2, "c", against="-") == ["1", "2"]
+    with pytest.raises(ValueError, match=rx("token_labels has 1 labels but X has 2 tokens (rows)")):
+        V.check_tokens(["a"], 2)
+    assert V.check_choice("b", "kind", ("a", "b")) == "b"
+    with pytest.raises(ValueError, match=rx("kind must be one of ('a', 'b'), got 'c'")):
+        V.check_choice("c", "kind", ("a", "b"))
+    assert V.check_callable(len, "fn") is len
+    with pytest.raises(TypeError, match=rx("fn must be a function to call, got int")):
+        V.check_callable(3, "fn")
+    with pytest.raises(TypeError, match=rx("name must be a non-empty string without spaces (it becomes a CSS class)")):
+        V.check_name("a b")

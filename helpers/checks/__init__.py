@@ -9,6 +9,10 @@ A check prints one verdict and returns a ``Verdict``, which is truthy when the a
 right and shows nothing more in a notebook (the printed line is the feedback). It never
 raises on a wrong or missing answer, so a notebook with unsolved exercises still runs top
 to bottom. Decorate each public check with ``@exercise_check`` to get that return type.
+
+A new lesson NN's exercise checks go into ``helpers/checks/nbNN.py``, built on the engine here. These
+judge a student's answers; the argument checks of the helpers' own functions (which raise) are in
+``helpers.validate``.
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ registry ``REGISTRY`` (kind -> class, lesson, demo factory; see ``helpers.explor
 one list the tests, the screenshots and the benchmarks read. Export it in the module's ``__all__``
 with its function-style alias (``my_explorer = MyExplorer``), and add its browser expectation, the
 function of ``tests/ui/expected.py`` that recomputes what the page shows; ``tests/test_registry.py``
-fails until it exists.
+fails until it exists. Its argument checks come from ``helpers.validate``; the static figure of its
+state is drawn by ``helpers.plots.draw_view`` (a lesson's other figures go into ``helpers.figures``).
 
 Shapes as in ``helpers.attention``: ``T`` tokens, ``d_in`` input features, ``d_model`` width of
 the projections, ``d_k`` width per head (``d_head`` in multi-head attention), ``h`` heads.

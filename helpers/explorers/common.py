@@ -1,4 +1,4 @@
-"""What the explorers of several lessons share: the registry, two argument checks and 01/02's step view.
+"""What the explorers of several lessons share: the registry and 01/02's step view (checks: helpers.validate).
 
 ``register`` adds an explorer class to ``REGISTRY`` under its ``kind``, with its lesson (from the
 module it lives in: ``helpers.explorers.nb02`` -> "02", the notebook ``notebooks/02-*.ipynb``) and its
@@ -8,7 +8,6 @@ tests' screenshots and the benchmarks use instead of a list of their own.
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -17,8 +16,9 @@ import numpy as np
 from helpers.attention import attention_steps
 from helpers.explorer import Explorer, Shown
 from helpers.panels import Panel, View, step_panels
+from helpers.validate import check_callable
 
-__all__ = ["Registered", "REGISTRY", "register", "check_tokens", "check_int", "steps_shown"]
+__all__ = ["Registered", "REGISTRY", "register", "steps_shown"]
 
 
 @dataclass(frozen=True)
@@ -48,33 +48,11 @@ def register(demo: Callable[[], Explorer]) -> Callable[[type[Explorer]], type[Ex
         taken = REGISTRY.get(kind)
         if taken and (taken.cls.__module__, taken.cls.__qualname__) != (cls.__module__, cls.__qualname__):
             raise ValueError(f"kind {kind!r} of {cls.__name__} is taken by {taken.cls.__name__}")  # not by a reload
-        if not callable(demo):
-            raise TypeError(f"demo of {cls.__name__} must be a function that builds one, got {demo!r}")
+        check_callable(demo, f"demo of {cls.__name__}", "a function that builds one")
         REGISTRY[kind] = Registered(kind, cls, module[2:], demo)
         return cls
 
     return add
-
-
-def check_tokens(token_labels: object, T: int, name: str = "token_labels", what: str = "tokens (rows)",
-                 of: str = "X") -> list[str]:
-    """``token_labels`` as T strings (x1 … xT when None), or a TypeError/ValueError naming ``name``."""
-    if token_labels is None:
-        return [f"x{t + 1}" for t in range(T)]
-    if isinstance(token_labels, (str, bytes)) or not isinstance(token_labels, Sequence | np.ndarray):
-        raise TypeError(f"{name} must be a list of {T} strings, got {type(token_labels).__name__}")
-    if len(token_labels) != T:
-        raise ValueError(f"{name} has {len(token_labels)} labels but {of} has {T} {what}")
-    return [str(s) for s in token_labels]
-
-
-def check_int(value: object, name: str, lo: int) -> int:
-    """``value`` as an int of at least ``lo``, or a TypeError/ValueError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    if value < lo:
-        raise ValueError(f"{name} must be at least {lo}, got {value}")
-    return int(value)
 
 
 def steps_shown(Q: np.ndarray, K: np.ndarray, V: np.ndarray, scale: float, tokens: list[str], inputs: dict,

@@ -8,9 +8,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from helpers import examples as E
-from helpers.controls import MatrixSliders, check_matrix, checkbox
+from helpers.controls import MatrixSliders, checkbox
 from helpers.explorer import Explorer, Shown
-from helpers.explorers.common import check_tokens, register, steps_shown
+from helpers.explorers.common import register, steps_shown
+from helpers.validate import check_matrix, check_tokens
 
 __all__ = ["NoWeightsExplorer", "no_weights_explorer"]
 

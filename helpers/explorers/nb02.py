@@ -9,10 +9,11 @@ import numpy as np
 
 from helpers import examples as E
 from helpers.attention import project_qkv, scaled_dot_product_attention, single_head_attention
-from helpers.controls import MatrixSliders, check_matrix, checkbox, scalar_slider
+from helpers.controls import MatrixSliders, checkbox, scalar_slider
 from helpers.explorer import Explorer, Shown
-from helpers.explorers.common import check_int, check_tokens, register, steps_shown
+from helpers.explorers.common import register, steps_shown
 from helpers.panels import Panel, View
+from helpers.validate import check_int, check_matrix, check_tokens
 
 __all__ = ["QKVExplorer", "qkv_explorer", "ScalingExplorer", "scaling_explorer"]
 
@@ -52,7 +53,7 @@ class ScalingExplorer(Explorer):
                  n_samples: int = 4000) -> None:
         for name, v, lo in (("d_k_max", d_k_max, 1), ("seed", seed, 0), ("d_k", d_k, 1), ("n_tokens", n_tokens, 1),
                             ("n_samples", n_samples, 2)):
-            check_int(v, name, lo)
+            check_int(v, name, minimum=lo)
         if d_k > d_k_max or d_k_max > 1024 or n_tokens > 8:
             raise ValueError(f"need d_k <= d_k_max <= 1024 and n_tokens <= 8, got d_k={d_k}, d_k_max={d_k_max}, "
                              f"n_tokens={n_tokens}")

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Sequence
 
 import numpy as np
 
 from helpers.attention import naive_softmax, softmax
-from helpers.controls import check_matrix, choice, scalar_slider
+from helpers.controls import choice, scalar_slider
 from helpers.explorer import Explorer, Shown
-from helpers.explorers.common import check_tokens, register
+from helpers.explorers.common import register
 from helpers.panels import Panel, View
+from helpers.validate import check_matrix, check_real, check_tokens
 
 __all__ = ["OverflowExplorer", "overflow_explorer", "OVERFLOW_PATTERN"]
 
@@ -33,9 +33,8 @@ class OverflowExplorer(Explorer):
         self.pattern = check_matrix(OVERFLOW_PATTERN if pattern is None else pattern, "pattern").astype(float)
         if self.pattern.shape[0] != self.pattern.shape[1]:
             raise ValueError(f"pattern must be square (T, T) scores, got shape {self.pattern.shape}")
-        for name, v in (("magnitude", magnitude), ("m_min", m_min), ("m_max", m_max)):
-            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
-                raise TypeError(f"{name} must be a finite number, got {v!r}")
+        magnitude, m_min, m_max = (check_real(v, name, kind="a finite number", rule="a finite number")
+                                   for name, v in (("magnitude", magnitude), ("m_min", m_min), ("m_max", m_max)))
         if not m_min <= magnitude <= m_max:
             raise ValueError(f"magnitude must lie in [m_min, m_max] = [{m_min}, {m_max}], got {magnitude}")
         if m_max > math.log10(np.finfo(np.float16).max / max(float(np.abs(self.pattern).max()), 1e-300)):

@@ -9,10 +9,11 @@ import numpy as np
 
 from helpers import examples as E
 from helpers.attention import multi_head_attention, xavier_normal
-from helpers.controls import MatrixSliders, check_matrix, check_range
+from helpers.controls import MatrixSliders
 from helpers.explorer import Explorer, Shown
-from helpers.explorers.common import check_int, check_tokens, register
+from helpers.explorers.common import register
 from helpers.panels import Panel, View
+from helpers.validate import check_int, check_matrix, check_range, check_tokens
 
 __all__ = ["MultiheadExplorer", "multihead_explorer"]
 
@@ -33,11 +34,11 @@ class MultiheadExplorer(Explorer):
                  min: float = -2.0, max: float = 2.0, step: float = 0.05,
                  feature_labels: Sequence[str] | None = None) -> None:
         self.X = check_matrix(X, "X").astype(float)  # (T, d_in)
-        self.d_model = check_int(d_model, "d_model", 1)
+        self.d_model = check_int(d_model, "d_model", minimum=1)
         if self.d_model > 8:
             raise ValueError(f"d_model must be at most 8 here (one slider per entry), got {d_model}")
         self.options = [h for h in range(1, self.d_model + 1) if self.d_model % h == 0]
-        check_int(seed, "seed", 0)
+        check_int(seed, "seed", minimum=0)
         check_range(min, max, step, "the sliders of W_q, W_k, W_v")  # min and max first: then step
         n_heads = self.options[min_(1, len(self.options) - 1)] if n_heads is None else n_heads
         if n_heads not in self.options:

@@ -9,11 +9,12 @@ import numpy as np
 
 from helpers import sentence as S
 from helpers.attention import project_qkv, scaled_dot_product_attention, single_head_attention
-from helpers.controls import check_matrix, checkbox, choice, scalar_slider
+from helpers.controls import checkbox, choice, scalar_slider
 from helpers.explorer import Explorer, Shown
-from helpers.explorers.common import check_int, check_tokens, register
+from helpers.explorers.common import register
 from helpers.panels import Panel, View
 from helpers.positions import learned_positions, rotary, sinusoidal_positions
+from helpers.validate import check_int, check_matrix, check_tokens
 
 __all__ = ["PositionsExplorer", "positions_explorer", "POSITION_ENCODINGS"]
 
@@ -38,7 +39,7 @@ class PositionsExplorer(Explorer):
         if self.W["W_q"].shape[1] % 2:
             raise ValueError(f"W_q has shape {self.W['W_q'].shape}: rotary turns pairs of features, so d_k must be even")
         T, d = self.X.shape
-        self.tokens, self.seed, self.max_shift = check_tokens(token_labels, T), check_int(seed, "seed", 0), check_int(max_shift, "max_shift", 1)
+        self.tokens, self.seed, self.max_shift = check_tokens(token_labels, T), check_int(seed, "seed", minimum=0), check_int(max_shift, "max_shift", minimum=1)
         if self.max_shift > 10_000:  # one slider position per shift, and a (T + max_shift, d_model) table
             raise ValueError(f"max_shift must be at most 10,000 (the slider's range of shifts), got {max_shift:,}")
         if focus is not None and focus not in self.tokens:

@@ -8,10 +8,11 @@ import numpy as np
 
 from helpers import sentence as S
 from helpers.attention import causal_mask, padding_mask, single_head_attention
-from helpers.controls import MatrixToggles, check_matrix
+from helpers.controls import MatrixToggles
 from helpers.explorer import Explorer, Shown
-from helpers.explorers.common import check_int, check_tokens, register
+from helpers.explorers.common import register
 from helpers.panels import Panel, View
+from helpers.validate import check_bool_matrix, check_int, check_matrix, check_tokens
 
 __all__ = ["MaskExplorer", "mask_explorer"]
 
@@ -35,12 +36,12 @@ class MaskExplorer(Explorer):
         self._w_all = single_head_attention(self.X, *self.W.values())[1]  # (T, T) no mask; checks every shape
         T = self.X.shape[0]
         self.tokens = check_tokens(token_labels, T)
-        if check_int(n_padding, "n_padding", 0) >= T:
+        if check_int(n_padding, "n_padding", minimum=0) >= T:
             raise ValueError(f"n_padding must be an integer from 0 to {T - 1} (X has {T} tokens), got {n_padding!r}")
         pad = np.broadcast_to(padding_mask([T - n_padding], T)[0], (T, T))  # (1, T) -> (T, T) keys only
         presets = {"none": np.ones((T, T), bool), "causal": causal_mask(T), "padding": pad.copy(),
                    "both": causal_mask(T) & pad}  # (T, T) each
-        start = presets["none"] if mask is None else MatrixToggles._check(mask, "mask", None)  # (T, T) bool
+        start = presets["none"] if mask is None else check_bool_matrix(mask, "mask")  # (T, T) bool
         if start.shape != (T, T):
             raise ValueError(f"mask has shape {start.shape} but X has {T} tokens: it needs shape ({T}, {T})")
         super().__init__(mask=MatrixToggles("mask", start, row_labels=self.tokens, col_labels=self.tokens,

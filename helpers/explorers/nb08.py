@@ -8,10 +8,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from helpers.attention import scaled_dot_product_attention, tiled_attention_steps
-from helpers.controls import check_matrix, scalar_slider
+from helpers.controls import scalar_slider
 from helpers.explorer import Explorer, Shown
-from helpers.explorers.common import check_tokens, register
+from helpers.explorers.common import register
 from helpers.panels import Panel, View
+from helpers.validate import check_matrix, check_tokens
 
 __all__ = ["TilesExplorer", "tiles_explorer", "TILES_Q", "TILES_K", "TILES_V"]
 

@@ -9,11 +9,12 @@ import numpy as np
 
 from helpers import sentence as S
 from helpers.attention import multi_head_attention
-from helpers.controls import check_matrix, choice, scalar_slider
+from helpers.controls import choice, scalar_slider
 from helpers.explorer import Explorer, Shown
-from helpers.explorers.common import check_int, check_tokens, register
+from helpers.explorers.common import register
 from helpers.generation import KVCache, decode_step, mean_pool_kv_heads
 from helpers.panels import Panel, View
+from helpers.validate import check_int, check_matrix, check_tokens
 
 __all__ = ["GenerationExplorer", "generation_explorer"]
 
@@ -37,7 +38,7 @@ class GenerationExplorer(Explorer):
                  n_kv_heads: int | None = None) -> None:
         self.X = check_matrix(X, "X").astype(float)  # (T, d_in)
         self.W = {n: check_matrix(m, n).astype(float) for n, m in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v))}
-        self.n_heads = check_int(n_heads, "n_heads", 1)
+        self.n_heads = check_int(n_heads, "n_heads", minimum=1)
         multi_head_attention(self.X, *self.W.values(), self.n_heads)  # checks every shape, naming the argument
         if self.W["W_k"].shape[1] != self.W["W_q"].shape[1] or self.W["W_v"].shape[1] != self.W["W_q"].shape[1]:
             raise ValueError(f"W_q, W_k, W_v must have the same width (one key/value head per query head to start "
@@ -49,7 +50,7 @@ class GenerationExplorer(Explorer):
         n_kv_heads = self.n_heads if n_kv_heads is None else n_kv_heads
         if n_kv_heads not in self.options:
             raise ValueError(f"n_kv_heads must divide n_heads = {self.n_heads}: one of {self.options}, got {n_kv_heads!r}")
-        step = T if step is None else check_int(step, "step", 1)
+        step = T if step is None else check_int(step, "step", minimum=1)
         if step > T:
             raise ValueError(f"step must be 1 to {T} (X has {T} tokens), got {step}")
         self.kv = {g: (mean_pool_kv_heads(self.W["W_k"], self.n_heads, g), mean_pool_kv_heads(self.W["W_v"], self.n_heads, g))
@@ -80,7 +81,7 @@ class GenerationExplorer(Explorer):
             for j in range(g):
                 kv_panels.append(Panel(M[j], f"{name}, kv {j + 1}", toks, cols, kind="values",
                                        vmin=self.ranges[name][0], vmax=self.ranges[name][1], xlabel="column",
-                                       ylabel="token", legend_label=f"{name} (same scale at every step)"))
+                                       ylabel="token", color_bar_label=f"{name} (same scale at every step)"))
         serves = "; ".join(f"kv {j + 1}: query head{'s' * (r > 1)} {j * r + 1}" + (f"–{(j + 1) * r}" if r > 1 else "")
                            for j in range(g))
         note = (f"step {step} of {T}: the new token is '{html.escape(self.tokens[step - 1])}'. The cache holds "

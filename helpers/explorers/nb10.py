@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 from helpers import sentence as S
 from helpers.attention import causal_mask, merge_heads, multi_head_attention, project_qkv, split_heads
-from helpers.controls import check_matrix, choice, scalar_slider
+from helpers.controls import choice, scalar_slider
 from helpers.explorer import Explorer, Shown
-from helpers.explorers.common import check_int, check_tokens, register
+from helpers.explorers.common import register
 from helpers.generation import kv_cache_bytes
 from helpers.longcontext import (
     latent_attention,
@@ -20,6 +20,7 @@ from helpers.longcontext import (
     sliding_window_mask,
 )
 from helpers.panels import Panel, View
+from helpers.validate import check_int, check_matrix, check_tokens
 
 __all__ = ["LongContextExplorer", "long_context_explorer", "LONG_METHODS", "LONG_TS"]
 
@@ -45,7 +46,7 @@ class LongContextExplorer(Explorer):
                  long_T: int = 32768) -> None:
         self.X = check_matrix(X, "X").astype(float)  # (T, d_in)
         self.W = {n: check_matrix(m, n).astype(float) for n, m in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v))}
-        self.n_heads = check_int(n_heads, "n_heads", 1)
+        self.n_heads = check_int(n_heads, "n_heads", minimum=1)
         T = self.X.shape[0]
         _, self._w_full = multi_head_attention(self.X, *self.W.values(), self.n_heads,
                                                mask=causal_mask(T))  # (h, T, T); checks every shape

@@ -65,7 +65,7 @@ class InductionExplorer(Explorer):
         main = Panel(w[layer], f"{layer} ({what[layer]}) at step {snap.step}", t, t)
         loss = Panel(snap.probe_loss[None], "loss at each position (next token)", ["loss"], t[:-1], kind="values",
                      vmin=0.0, vmax=self.loss_max, xlabel="position (its token)", ylabel="",
-                     legend_label="loss (same scale at every step)")
+                     color_bar_label="loss (same scale at every step)")
         below = Panel(w[other], f"{other} at step {snap.step}", t, t)
         sc = snap.results
         note = (f"step {snap.step} of {self.config['steps']}, on {self.config['n_eval']} test sequences: repeated "

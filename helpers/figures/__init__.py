@@ -5,6 +5,7 @@ lesson's module here; ``card`` draws the formula card of ``images/``. What every
 ``helpers.plots``: the annotated heatmap (``heatmap``, ``heatmap_grid``), the views of the live
 explorers (``draw_view``, ``step_view``, ``view_size``, their colour bars), ``new_figure``,
 ``plain_figure`` and ``save_figure``. A figure here builds on those and on ``helpers.panels`` (the one
-colormap, the cell texts and their colours), so it looks like the rest of the course.
+colormap, the cell texts and their colours), so it looks like the rest of the course; its argument checks come from ``helpers.validate``.
+A new lesson NN's one-off figures go into ``helpers/figures/nbNN.py``.
 Importing this package imports none of its modules (``from helpers.figures.nb04 import plot_head_split``).
 """

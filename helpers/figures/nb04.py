@@ -6,8 +6,6 @@ Shape notation (as in ``helpers.attention``): ``T`` tokens, ``d_model`` features
 
 from __future__ import annotations
 
-import numbers
-
 import matplotlib as mpl
 import numpy as np
 from matplotlib.colors import Normalize
@@ -16,24 +14,17 @@ from matplotlib.patches import Rectangle
 
 from helpers.attention import split_heads
 from helpers.panels import CMAP, format_value, text_colors
-from helpers.plots import check_flag, check_matrix, new_figure, refuse_nonfinite
+from helpers.plots import new_figure
+from helpers.validate import check_flag, check_int, check_matrix, refuse_nonfinite
 
 __all__ = ["plot_head_split", "show_image_patches"]
 
 
-def _check_pos_int(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
-    if value < 1:
-        raise ValueError(f"{name} must be at least 1, got {value}")
-    return int(value)
-
-
 def plot_head_split(d_model: int, n_heads: int, wrong: bool = False, *, T: int = 3, name: str = "X") -> Figure:
     """Which column of `name` (T, d_model) lands in which head: reshape (T, h, d_head) + transpose, or the wrong (h, T, d_head)."""
-    d_model = _check_pos_int(d_model, "d_model")
-    n_heads = _check_pos_int(n_heads, "n_heads")
-    T = _check_pos_int(T, "T")
+    d_model = check_int(d_model, "d_model", minimum=1)
+    n_heads = check_int(n_heads, "n_heads", minimum=1)
+    T = check_int(T, "T", minimum=1)
     wrong = check_flag(wrong, "wrong")
     if d_model % n_heads:
         raise ValueError(f"d_model {d_model} is not a multiple of n_heads {n_heads}; each head needs d_model / n_heads columns")
@@ -84,9 +75,9 @@ def plot_head_split(d_model: int, n_heads: int, wrong: bool = False, *, T: int =
 
 def show_image_patches(image: object, patch: int) -> Figure:
     """An image cut into patch x patch squares (numbered in reading order) and the tokens they become."""
-    img = check_matrix(image, "image")
+    img = check_matrix(image, "image", one_row=True, finite=False).astype(np.float64)  # (H, W)
     refuse_nonfinite(img, "image", "every pixel must be a finite number")
-    patch = _check_pos_int(patch, "patch")
+    patch = check_int(patch, "patch", minimum=1)
     H, W = img.shape
     if H % patch or W % patch:
         raise ValueError(f"image has shape {img.shape}, which patch={patch} does not divide")

@@ -13,7 +13,8 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
 from helpers.panels import CMAP
-from helpers.plots import MAX_INCHES, check_labels, check_matrix, check_titles, new_figure, refuse_nonfinite
+from helpers.plots import new_figure
+from helpers.validate import MAX_INCHES, check_labels, check_matrix, check_titles, refuse_nonfinite
 
 __all__ = ["plot_residual_stream"]
 
@@ -31,7 +32,7 @@ def plot_residual_stream(
     blocks (separated and titled), colour CMAP on the fixed scale 0..1 (values outside it clipped)."""
     if isinstance(streams, np.ndarray) or not isinstance(streams, Sequence) or not streams:
         raise TypeError(f"streams must be a non-empty list of (T, d) matrices, got {type(streams).__name__}")
-    data = [check_matrix(s, f"streams[{k}]") for k, s in enumerate(streams)]
+    data = [check_matrix(s, f"streams[{k}]", one_row=True, finite=False).astype(np.float64) for k, s in enumerate(streams)]
     for k, m in enumerate(data):
         refuse_nonfinite(m, f"streams[{k}]", "the residual stream of a working model holds finite numbers")
     shape = data[0].shape
@@ -39,8 +40,8 @@ def plot_residual_stream(
         raise ValueError(f"every stream must have the shape of streams[0], {shape}; got {[m.shape for m in data]}")
     titles = check_titles(titles, len(data), "stream")
     R, C = shape
-    rows = check_labels(row_labels, R, "row_labels", shape)
-    cols = check_labels(col_labels, C, "col_labels", shape)
+    rows = check_labels(row_labels, R, "row_labels", against=f"the matrix has shape {shape}: need {R}")
+    cols = check_labels(col_labels, C, "col_labels", against=f"the matrix has shape {shape}: need {C}")
     spans = list(blocks.items()) if isinstance(blocks, Mapping) else []
     edges = [0] + [s.stop for _, s in spans] if all(isinstance(s, slice) for _, s in spans) else None
     if not spans or edges is None or [s.start for _, s in spans] != edges[:-1] or edges[-1] != C:

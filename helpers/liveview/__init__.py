@@ -18,7 +18,7 @@ What the browser builds (the DOM contract of ``helpers.explorer``): a ``div.attn
 in em), an optional ``div.attn-title``, one ``table.attn-hm`` per panel with a ``caption``, a header
 row of ``th scope="col"`` (keys) and a ``th scope="row"`` per row (queries), ``td`` cells printing the
 texts on their colour (class ``w``: white text, whichever of black and white contrasts more; class
-``bad``: a hatched grey NaN/±inf cell), and the colour bars of ``helpers.panels.legends`` (each a
+``bad``: a hatched grey NaN/±inf cell), and the colour bars of ``helpers.panels.color_bars`` (each a
 ``div.attn-legend``, aria-hidden: the cells print their numbers): the attention weights' bar after the
 last weights table; a scores or values bar (``div.attn-legend.own``) under its table, or under the
 neighbours that share it, which then sit together in a ``div.attn-group``. Sizes are in em, so browser
@@ -27,6 +27,8 @@ zoom and ``helpers.presentation(True)`` scale everything crisply.
 The messages (their types, the payload of a View, the patch from one View to the next) are written once,
 in ``helpers.liveview.messages`` (and as JSDoc in ``heatmap.js``); the styles are ``liveview.css``.
 
+A new lesson's explorer needs nothing here: it returns Views (``helpers.panels``) and the live view draws them.
+
 Shape notation as in ``helpers.panels``: ``R`` rows, ``C`` columns.
 """
 
@@ -34,7 +36,6 @@ from __future__ import annotations
 
 import copy
 import json
-import numbers
 import pathlib
 import uuid
 
@@ -52,6 +53,7 @@ from helpers.liveview.messages import (
     view_payload,
 )
 from helpers.panels import View
+from helpers.validate import check_real
 
 __all__ = ["HeatmapView", "Readout", "view_payload", "set_unsynced", "HEATMAP_JS", "READOUT_JS", "LIVEVIEW_CSS"]
 
@@ -184,6 +186,5 @@ class Readout(anywidget.AnyWidget):
 
 
 def _check_size(size: object) -> float:
-    if isinstance(size, bool) or not isinstance(size, numbers.Real) or not 0 < size < 10:
-        raise ValueError(f"size must be a number of em between 0 and 10, got {size!r}")
-    return float(size)
+    what = "a number of em between 0 and 10"
+    return check_real(size, "size", low=0.0, high=10.0, kind=what, rule=what)

@@ -8,17 +8,17 @@
 
 /**
  * @typedef {{bg: string[], white: number[]}} Lut  trait "_lut": per colour its CSS colour, 1 = white text
- * @typedef {{label: string, stops: string[], ticks: string[], after: number}} WeightsBar
+ * @typedef {{label: string, stops: string[], ticks: string[], after: number}} WeightsColorBar
  *   the attention weights' bar (11 stops from 0 to 1, ticks spread evenly), after table `after`
- * @typedef {{label: string, stops: string[], ticks: Array<[number, string]>, tables: number[]}} Bar
+ * @typedef {{label: string, stops: string[], ticks: Array<[number, string]>, tables: number[]}} OwnColorBar
  *   a scores or values bar under `tables`, ticks [percent of the way, text]
  * @typedef {{caption: string, axes: string, cols: string[], rows: string[], text: string[], color: number[]}} Table
  *   text and color: R*C, row by row; color: a row of the Lut, -1 = NaN/±inf
- * @typedef {{rev: number, title?: string, ncols?: number | null, legend?: WeightsBar | null,
- *   legends?: Bar[], tables: Table[]}} ViewState  trait "_view" ({rev: 0, tables: []} before the first View)
+ * @typedef {{rev: number, title?: string, ncols?: number | null, weights_color_bar?: WeightsColorBar | null,
+ *   color_bars?: OwnColorBar[], tables: Table[]}} ViewState  trait "_view" ({rev: 0, tables: []} before the first View)
  * @typedef {{type: "attn-cells", rev: number, caption: Array<[number, string]>,
- *   cells: Array<[number, number[], string[], number[]]>, legends?: Array<[number, string, Bar["ticks"]]>}} CellsMessage
- *   caption: [k, text]; cells: [k, [i], [text], [color]] of table k; legends: [n, label, ticks] of bar n
+ *   cells: Array<[number, number[], string[], number[]]>, color_bars?: Array<[number, string, OwnColorBar["ticks"]]>}} CellsMessage
+ *   caption: [k, text]; cells: [k, [i], [text], [color]] of table k; color_bars: [n, label, ticks] of bar n
  * @typedef {{type: "attn-view", rev: number, view: ViewState}} ViewMessage
  * @typedef {{type: "attn-update", views: Object<string, CellsMessage | ViewMessage>, value?: string}} ReadoutMessage
  *   by each heatmap's trait "_key"; value: the readout's new HTML
@@ -43,10 +43,10 @@ function paint(td, text, color, lut) {
 
 // A colour bar: its label, the colormap from lo to hi, its ticks: at their percent of the way ([at, text], a
 // scores or values bar) or spread evenly (texts, the attention weights' bar).
-function fillLegend(lg, bar) {
-  lg.replaceChildren(make("div", "", bar.label));
-  lg.appendChild(make("div", "bar")).style.background = "linear-gradient(to right," + bar.stops.join(",") + ")";
-  const ticks = lg.appendChild(make("div", "ticks"));
+function fillColorBar(el, bar) {
+  el.replaceChildren(make("div", "", bar.label));
+  el.appendChild(make("div", "bar")).style.background = "linear-gradient(to right," + bar.stops.join(",") + ")";
+  const ticks = el.appendChild(make("div", "ticks"));
   for (const tick of bar.ticks) {
     if (typeof tick === "string") { ticks.appendChild(make("span", "", tick)); continue; }
     const [at, text] = tick;
@@ -61,8 +61,8 @@ function build(state, lut, size) {
   const view = make("div", "attn-view");
   view.style.fontSize = size + "em";
   if (state.title) view.appendChild(make("div", "attn-title", state.title));
-  const first = new Map((state.legends || []).map((bar, n) => [bar.tables[0], n]));
-  const legends = [];
+  const first = new Map((state.color_bars || []).map((bar, n) => [bar.tables[0], n]));
+  const colorBars = [];
   let box = view, open = null;
   const tables = (state.tables || []).map((t, k) => {
     if (state.ncols && k && k % state.ncols === 0) {
@@ -71,7 +71,7 @@ function build(state, lut, size) {
       view.appendChild(br);
     }
     if (first.has(k)) {  // a bar under this table (and the neighbours that share it)
-      open = state.legends[first.get(k)];
+      open = state.color_bars[first.get(k)];
       const group = view.appendChild(make("div", "attn-group"));
       box = group.appendChild(make("div", "attn-tables"));
     }
@@ -96,21 +96,21 @@ function build(state, lut, size) {
     });
     box.appendChild(table);
     if (open && open.tables[open.tables.length - 1] === k) {
-      const lg = box.parentNode.appendChild(make("div", "attn-legend own"));
-      lg.setAttribute("aria-hidden", "true");
-      fillLegend(lg, open);
-      legends.push(lg);
+      const el = box.parentNode.appendChild(make("div", "attn-legend own"));
+      el.setAttribute("aria-hidden", "true");
+      fillColorBar(el, open);
+      colorBars.push(el);
       box = view;
       open = null;
     }
-    if (state.legend && state.legend.after === k) {
-      const lg = view.appendChild(make("div", "attn-legend"));
-      lg.setAttribute("aria-hidden", "true");
-      fillLegend(lg, state.legend);
+    if (state.weights_color_bar && state.weights_color_bar.after === k) {
+      const el = view.appendChild(make("div", "attn-legend"));
+      el.setAttribute("aria-hidden", "true");
+      fillColorBar(el, state.weights_color_bar);
     }
     return {caption, cells};
   });
-  return {view, tables, legends};
+  return {view, tables, colorBars};
 }
 
 // Change the cells of a state (the model's, so a view opened later starts from it). Python's mirror:
@@ -118,7 +118,7 @@ function build(state, lut, size) {
 /** @param {ViewState} state @param {CellsMessage} msg */
 function patchState(state, msg) {
   for (const [k, text] of msg.caption) state.tables[k].caption = text;
-  for (const [n, label, ticks] of msg.legends ?? []) Object.assign(state.legends[n], {label, ticks});
+  for (const [n, label, ticks] of msg.color_bars ?? []) Object.assign(state.color_bars[n], {label, ticks});
   for (const [k, index, texts, colors] of msg.cells) {
     const t = state.tables[k];
     for (let n = 0; n < index.length; n++) { t.text[index[n]] = texts[n]; t.color[index[n]] = colors[n]; }
@@ -136,7 +136,7 @@ function patchView(shown, msg, lut, state) {
     const cells = shown.tables[k].cells;
     for (let n = 0; n < index.length; n++) paint(cells[index[n]], texts[n], colors[n], lut);
   }
-  for (const [n] of msg.legends ?? []) fillLegend(shown.legends[n], state.legends[n]);  // patched just before
+  for (const [n] of msg.color_bars ?? []) fillColorBar(shown.colorBars[n], state.color_bars[n]);  // patched just before
 }
 
 // Every heatmap model of the page by its key, so that one message (the readout's) can update them all.

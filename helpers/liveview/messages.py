@@ -19,9 +19,9 @@ from __future__ import annotations
 import functools
 from typing import Literal, TypedDict
 
-from helpers.panels import View, colormap_lut, legends, text_colors
+from helpers.panels import View, color_bars, colormap_lut, text_colors
 
-__all__ = ["Lut", "WeightsBar", "Bar", "Table", "ViewPayload", "ViewState", "CellsMessage", "ViewMessage",
+__all__ = ["Lut", "WeightsColorBar", "OwnColorBar", "Table", "ViewPayload", "ViewState", "CellsMessage", "ViewMessage",
            "ReadoutMessage", "lut_payload", "view_payload", "layout", "patch", "apply"]
 
 
@@ -32,7 +32,7 @@ class Lut(TypedDict):
     white: list[int]  # (N,) 1 = white text on this colour (whichever of black and white contrasts more)
 
 
-class WeightsBar(TypedDict):
+class WeightsColorBar(TypedDict):
     """The attention weights' colour bar (0..1), drawn after table ``after``."""
 
     label: str
@@ -41,7 +41,7 @@ class WeightsBar(TypedDict):
     after: int
 
 
-class Bar(TypedDict):
+class OwnColorBar(TypedDict):
     """A scores or values colour bar, drawn under tables ``tables`` (neighbours that share it)."""
 
     label: str
@@ -66,8 +66,8 @@ class ViewPayload(TypedDict):
 
     title: str
     ncols: int | None  # panels per row (None: as many as fit)
-    legend: WeightsBar | None
-    legends: list[Bar]
+    weights_color_bar: WeightsColorBar | None
+    color_bars: list[OwnColorBar]
     tables: list[Table]
 
 
@@ -89,7 +89,7 @@ class _CellsRequired(TypedDict):
 class CellsMessage(_CellsRequired, total=False):
     """The changes of one View shown: captions, cells, and the label and ticks of colour bars whose scale moved."""
 
-    legends: list[list]  # [[n, label, ticks], ...]: scores or values bar n (ticks as in Bar)
+    color_bars: list[list]  # [[n, label, ticks], ...]: scores or values bar n (ticks as in OwnColorBar)
 
 
 class ViewMessage(TypedDict):
@@ -130,18 +130,18 @@ def view_payload(view: View) -> ViewPayload:
         tables.append({"caption": p.title, "axes": axes, "cols": list(p.col_labels), "rows": list(p.row_labels),
                        "text": [t for row in p.texts() for t in row],  # (R*C,) row by row
                        "color": p.color_index().ravel().tolist()})  # (R*C,) rows of colormap_lut(), -1 = NaN/inf
-    legend, bars = None, []
+    weights_bar, bars = None, []
     bg = lut_payload()["bg"]
-    for lg in legends(view):  # helpers.panels.legends: the same bars draw_view draws
-        stops = [bg[i] for i in lg.stops()]  # 11 CSS colours: the colormap from lo to hi
-        if lg.kind == "weights":  # 0..1, its ticks spread evenly; after the last weights table
-            legend = {"label": lg.label, "stops": stops, "ticks": [t for _, t in lg.ticks], "after": lg.panels[-1]}
+    for bar in color_bars(view):  # helpers.panels.color_bars: the same bars draw_view draws
+        stops = [bg[i] for i in bar.stops()]  # 11 CSS colours: the colormap from lo to hi
+        if bar.kind == "weights":  # 0..1, its ticks spread evenly; after the last weights table
+            weights_bar = {"label": bar.label, "stops": stops, "ticks": [t for _, t in bar.ticks], "after": bar.panels[-1]}
             continue
-        span = lg.hi - lg.lo
-        bars.append({"label": lg.label, "stops": stops,
-                     "ticks": [[round(100 * (v - lg.lo) / span), text] for v, text in lg.ticks],  # [percent, text]
-                     "tables": list(lg.panels)})
-    return {"title": view.title, "ncols": view.ncols, "legend": legend, "legends": bars, "tables": tables}
+        span = bar.hi - bar.lo
+        bars.append({"label": bar.label, "stops": stops,
+                     "ticks": [[round(100 * (v - bar.lo) / span), text] for v, text in bar.ticks],  # [percent, text]
+                     "tables": list(bar.panels)})
+    return {"title": view.title, "ncols": view.ncols, "weights_color_bar": weights_bar, "color_bars": bars, "tables": tables}
 
 
 def layout(state: ViewPayload | ViewState) -> tuple | None:
@@ -150,8 +150,8 @@ def layout(state: ViewPayload | ViewState) -> tuple | None:
     None for the state before the first View."""
     if "title" not in state:
         return None
-    after = None if state["legend"] is None else state["legend"]["after"]
-    return (state["title"], state["ncols"], after, tuple(tuple(b["tables"]) for b in state["legends"]),
+    after = None if state["weights_color_bar"] is None else state["weights_color_bar"]["after"]
+    return (state["title"], state["ncols"], after, tuple(tuple(b["tables"]) for b in state["color_bars"]),
             tuple((t["axes"], tuple(t["cols"]), tuple(t["rows"])) for t in state["tables"]))
 
 
@@ -171,13 +171,13 @@ def patch(state: ViewState, new: ViewPayload) -> CellsMessage | ViewMessage | No
         index = [i for i in range(len(tb)) if ta[i] != tb[i] or ca[i] != cb[i]]
         if index:
             cells.append([k, index, [tb[i] for i in index], [cb[i] for i in index]])
-    bars = [[n, b["label"], b["ticks"]] for n, (a, b) in enumerate(zip(state["legends"], new["legends"], strict=True))
+    bars = [[n, b["label"], b["ticks"]] for n, (a, b) in enumerate(zip(state["color_bars"], new["color_bars"], strict=True))
             if (a["label"], a["ticks"]) != (b["label"], b["ticks"])]  # the scale moved (an auto-scaled panel)
     if not captions and not cells and not bars:
         return None
     msg: CellsMessage = {"type": "attn-cells", "rev": rev, "caption": captions, "cells": cells}
     if bars:
-        msg["legends"] = bars
+        msg["color_bars"] = bars
     return msg
 
 
@@ -204,6 +204,6 @@ def apply(state: ViewState, message: CellsMessage | ViewMessage) -> ViewState:
         ta, ca = tables[k]["text"], tables[k]["color"]
         for i, t, c in zip(index, texts, colors, strict=True):
             ta[i], ca[i] = t, c
-    for n, label, ticks in message.get("legends", []):  # a colour bar whose scale moved
-        state["legends"][n]["label"], state["legends"][n]["ticks"] = label, ticks
+    for n, label, ticks in message.get("color_bars", []):  # a colour bar whose scale moved
+        state["color_bars"][n]["label"], state["color_bars"][n]["ticks"] = label, ticks
     return state

@@ -158,12 +158,12 @@ def _drawn(snap: dict) -> dict:
     order = []
     for k in range(len(snap["tables"])):
         order.append("table")
-        order += ["bar" for b in snap["legends"] if b["tables"][-1] == k]
-        order += ["weights bar"] if snap["legend"] and snap["legend"]["after"] == k else []
+        order += ["bar" for b in snap["color_bars"] if b["tables"][-1] == k]
+        order += ["weights bar"] if snap["weights_color_bar"] and snap["weights_color_bar"]["after"] == k else []
     return {
         "tables": [(t["caption"], t["text"]) for t in snap["tables"]],
         "bars": [{"label": b["label"], "ticks": [[f"{at}%", text] for at, text in b["ticks"]],
-                  "under": [snap["tables"][k]["caption"] for k in b["tables"]]} for b in snap["legends"]],
+                  "under": [snap["tables"][k]["caption"] for k in b["tables"]]} for b in snap["color_bars"]],
         "order": order,
     }
 
@@ -174,7 +174,7 @@ def runs() -> dict:
 
 
 def test_the_replay_covers_moving_bars_and_new_views(runs):
-    moved = sum(_sent(r, lambda m: bool(m.get("legends"))) for r in runs.values())
+    moved = sum(_sent(r, lambda m: bool(m.get("color_bars"))) for r in runs.values())
     views = sum(_sent(r, lambda m: m["type"] == "attn-view") for r in runs.values())
     # 01's shapes stay and its panels are scaled to their own data, so their bars never regroup: never rebuilt
     rebuilt = _sent(runs["no-weights"], lambda m: m["type"] == "attn-view")
