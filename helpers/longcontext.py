@@ -2,8 +2,8 @@
 
 Three answers to attention's cost at long contexts (notebook 10):
 
-* a **sliding window**: query i sees only the last ``window`` keys, i - window < j <= i (Mistral,
-  Gemma); a key/value cache of ``window`` positions is then enough;
+* a **sliding window**: query i sees only the last ``window`` keys, i - window < j <= i (Mistral 7B
+  in every layer; Gemma 2 and 3 in every other or five of six layers); a key/value cache of ``window`` positions is then enough;
 * **multi-head latent attention** (DeepSeek-V2, 2024): keys and values are made from one shared
   low-rank latent C = X W_dkv, so a cache stores C only; W_uk folds into the query side and W_uv
   into the output side (``absorb=True``), so attention runs against C directly;
