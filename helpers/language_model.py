@@ -259,14 +259,14 @@ def _forward(config: GPTConfig, p: dict[str, np.ndarray], tokens: np.ndarray, ke
         h1, xhat1, rstd1 = _layer_norm(x, p[q + "ln1.g"], p[q + "ln1.b"])  # (B·T, d_model)
         W_qkv = np.concatenate([p[q + "W_q"], p[q + "W_k"], p[q + "W_v"]], axis=1)  # (d_model, 3·d_model)
         qkv = h1 @ W_qkv  # (B·T, d_model) @ (d_model, 3·d_model) -> (B·T, 3·d_model)
+        qkv[:, :D] *= scale  # Q/√d_head: scaling the (B·T, d_model) queries costs less than the (B, h, T, T) scores
         qkv = qkv.reshape(B, T, 3, H, dh).transpose(2, 0, 3, 1, 4)  # (3, B, h, T, d_head) views, no copy
-        Qh, Kh, Vh = qkv[0], qkv[1], qkv[2]  # (B, h, T, d_head) each
-        P = Qh @ Kh.swapaxes(-1, -2)  # (B, h, T, d_head) @ (B, h, d_head, T) -> (B, h, T, T) scores
-        P *= scale  # scaled scores
+        Qh, Kh, Vh = qkv[0], qkv[1], qkv[2]  # (B, h, T, d_head) each; Qh already scaled
+        P = Qh @ Kh.swapaxes(-1, -2)  # (B, h, T, d_head) @ (B, h, d_head, T) -> (B, h, T, T) scaled scores
         P += mask  # (B, h, T, T) + (T, T): −inf on future keys
         P -= P.max(axis=-1, keepdims=True)  # (B, h, T, T) every row's largest is 0
         np.exp(P, out=P)
-        P /= P.sum(axis=-1, keepdims=True)  # (B, h, T, T) attention weights, rows sum to 1
+        P *= 1.0 / P.sum(axis=-1, keepdims=True)  # (B, h, T, T) attention weights, rows sum to 1
         O = P @ Vh  # (B, h, T, T) @ (B, h, T, d_head) -> (B, h, T, d_head)
         concat = O.transpose(0, 2, 1, 3).reshape(B * T, D)  # (B, T, h, d_head) -> (B·T, d_model), a copy
         x = x + concat @ p[q + "W_o"]  # (B·T, d_model) @ (d_model, d_model): the residual stream
@@ -312,16 +312,16 @@ def _backward(config: GPTConfig, p: dict, tokens: np.ndarray, dlogits: np.ndarra
         grads[q + "W_o"] = concat.T @ dx  # (d_model, B·T) @ (B·T, d_model) -> (d_model, d_model)
         dconcat = dx @ p[q + "W_o"].T  # (B·T, d_model) @ (d_model, d_model) -> (B·T, d_model)
         dO = dconcat.reshape(B, T, H, dh).transpose(0, 2, 1, 3)  # (B·T, d_model) -> (B, h, T, d_head), a view
-        Qh, Kh, Vh = qkv[0], qkv[1], qkv[2]  # (B, h, T, d_head) each
+        Qh, Kh, Vh = qkv[0], qkv[1], qkv[2]  # (B, h, T, d_head) each; Qh is Q/√d_head
         dqkv = np.empty((B, T, 3, H, dh), dtype=dx.dtype)  # (B, T, 3, h, d_head): dQ, dK, dV in W_qkv's column order
         dqkv_h = dqkv.transpose(2, 0, 3, 1, 4)  # (3, B, h, T, d_head), a view to write into
         np.matmul(P.swapaxes(-1, -2), dO, out=dqkv_h[2])  # dV = Pᵀ dO: (B, h, T, T) @ (B, h, T, d_head)
         dP = dO @ Vh.swapaxes(-1, -2)  # (B, h, T, d_head) @ (B, h, d_head, T) -> (B, h, T, T)
         dP -= np.sum(dP * P, axis=-1, keepdims=True)  # (B, h, T, T) − (B, h, T, 1)
         dP *= P  # dS = P ∘ (dP − rowsum(dP ∘ P)); 0 on masked keys since P is 0 there
-        dP *= scale  # gradient with respect to the unscaled scores Q Kᵀ
-        np.matmul(dP, Kh, out=dqkv_h[0])  # dQ: (B, h, T, T) @ (B, h, T, d_head) -> (B, h, T, d_head)
-        np.matmul(dP.swapaxes(-1, -2), Qh, out=dqkv_h[1])  # dK: (B, h, T, T) @ (B, h, T, d_head)
+        np.matmul(dP, Kh, out=dqkv_h[0])  # dS K: (B, h, T, T) @ (B, h, T, d_head) -> (B, h, T, d_head)
+        dqkv_h[0] *= scale  # dQ = dS K / √d_head
+        np.matmul(dP.swapaxes(-1, -2), Qh, out=dqkv_h[1])  # dK = dSᵀ Q/√d_head: (B, h, T, T) @ (B, h, T, d_head)
         dqkv = dqkv.reshape(B * T, 3 * D)  # (B·T, 3·d_model)
         dW_qkv = h1.T @ dqkv  # (d_model, B·T) @ (B·T, 3·d_model) -> (d_model, 3·d_model)
         grads[q + "W_q"], grads[q + "W_k"], grads[q + "W_v"] = (
