@@ -368,11 +368,12 @@ def loss_and_grads(
     """(mean cross-entropy over all B·T positions in nats, {name: gradient}) for tokens and targets (B, T) or (T,)."""
     config = _check_config(config)
     params = _check_params(config, params)
-    tokens, _ = _batched(config, tokens)
+    tokens = _check_tokens(tokens, "tokens", config)  # (B, T) or (T,)
     targets = _check_tokens(targets, "targets", config, max_T=None)
-    if targets.size != tokens.size or targets.shape[-1] != tokens.shape[-1]:
+    if targets.shape != tokens.shape:
         raise ValueError(f"targets has shape {targets.shape} but tokens has shape {tokens.shape}: "
-                         "one target (the next token) per token")
+                         "one target (the next token) per token, in the tokens' shape")
+    tokens = tokens.reshape(-1, tokens.shape[-1])  # (B, T); one sequence is a batch of 1
     logits, caches = _forward(config, params, tokens, keep=True)  # (B, T, V)
     loss, probs = _cross_entropy(logits.reshape(-1, config.vocab_size), targets.reshape(-1))  # probs (B·T, V)
     dlogits = _cross_entropy_backward(probs, targets.reshape(-1))  # (B·T, V)

@@ -233,6 +233,7 @@ def _params_with(name, value):
         (lambda p: forward(SMALL, {**p, "l2.W_q": np.zeros((8, 8), np.float32)}, [1]), ValueError, ["l2.W_q"]),
         (lambda p: loss_and_grads(SMALL, p, [[1, 2, 3]], [[1, 2]]), ValueError, ["targets", "(1, 2)", "(1, 3)"]),
         (lambda p: loss_and_grads(SMALL, p, [[1, 2]], [[1, 9]]), ValueError, ["targets", "9"]),
+        (lambda p: loss_and_grads(SMALL, p, [1, 2], [[1, 2]]), ValueError, ["targets", "(1, 2)", "(2,)"]),
         (lambda p: generate(SMALL, p, [1], 3, temperature=-0.5), ValueError, ["temperature", "-0.5"]),
         (lambda p: generate(SMALL, p, [1], 3, top_k=0), ValueError, ["top_k", "at least 1"]),
         (lambda p: generate(SMALL, p, [1], 3, top_k=8), ValueError, ["top_k", "at most 7"]),
