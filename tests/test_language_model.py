@@ -264,3 +264,12 @@ def test_characters_outside_the_vocabulary_are_named_or_mapped_to_unknown():
         tokenizer.encode("a😀b")
     ids = tokenizer.encode("a😀b", errors="replace")
     assert ids[1] == 0 and tokenizer.decode(ids) == "a\ufffdb"
+
+
+def test_committed_model_has_an_induction_head():
+    from helpers.lm_train import induction_probe, induction_scores
+
+    config, params, _ = load_model()
+    scores = induction_scores(config, params, induction_probe(config.vocab_size))  # (L, h)
+    assert scores.shape == (config.n_layers, config.n_heads)
+    assert scores.max() >= 0.3  # issue 26's threshold; the committed model's best head scores about 0.88
