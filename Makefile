@@ -136,10 +136,12 @@ student: $(STAMP)
 corpus: $(STAMP)
 	$(BIN)/python -m helpers.corpus
 
-# Trains notebook 12's model from helpers/data/corpus.txt with a fixed seed (a few minutes on 2 quiet cores) and
-# writes helpers/data/model.npz (config, parameters, vocabulary, probe attention) and helpers/data/model_log.json.
+# Trains notebook 12's model from helpers/data/corpus.txt with a fixed seed and writes helpers/data/model.npz (config,
+# parameters, vocabulary, probe attention) and helpers/data/model_log.json. One BLAS thread: the same numbers on every
+# run of a machine, and no threads waiting on each other when other work shares the cores (two threads were many times
+# slower on a busy 2-core machine). About 10-15 minutes on 2 cores.
 model: $(STAMP)
-	$(BIN)/python -m helpers.lm_train
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m helpers.lm_train
 
 clean:
 	rm -rf $(VENV) $(LOWEST) .pytest_cache .hypothesis .ruff_cache *.egg-info student html

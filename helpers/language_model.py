@@ -273,11 +273,11 @@ def _forward(config: GPTConfig, p: dict[str, np.ndarray], tokens: np.ndarray, ke
         h2, xhat2, rstd2 = _layer_norm(x, p[q + "ln2.g"], p[q + "ln2.b"])  # (B·T, d_model)
         a = h2 @ p[q + "W_1"]  # (B·T, d_model) @ (d_model, d_ff) -> (B·T, d_ff)
         a += p[q + "b_1"]
-        g, t = _gelu(a)  # (B·T, d_ff) each
+        g, s = _gelu(a)  # (B·T, d_ff) each: GELU(a) and s = ½(1 + tanh u)
         x = x + g @ p[q + "W_2"]  # (B·T, d_ff) @ (d_ff, d_model) -> (B·T, d_model)
         x += p[q + "b_2"]
         if keep:
-            caches.append((h1, xhat1, rstd1, W_qkv, qkv, P, concat, h2, xhat2, rstd2, a, g, t))
+            caches.append((h1, xhat1, rstd1, W_qkv, qkv, P, concat, h2, xhat2, rstd2, a, g, s))
     hf, xhatf, rstdf = _layer_norm(x, p["ln_f.g"], p["ln_f.b"])  # (B·T, d_model)
     logits = hf @ p["W_out"]  # (B·T, d_model) @ (d_model, V) -> (B·T, V)
     if keep:
@@ -297,12 +297,12 @@ def _backward(config: GPTConfig, p: dict, tokens: np.ndarray, dlogits: np.ndarra
     dx, grads["ln_f.g"], grads["ln_f.b"] = _layer_norm_backward(dhf, xhatf, rstdf, p["ln_f.g"])  # (B·T, d_model)
     for layer in reversed(range(config.n_layers)):
         q = f"l{layer}."
-        h1, xhat1, rstd1, W_qkv, qkv, P, concat, h2, xhat2, rstd2, a, g, t = caches[layer]
+        h1, xhat1, rstd1, W_qkv, qkv, P, concat, h2, xhat2, rstd2, a, g, s = caches[layer]
         # the MLP: x += GELU(h2 W_1 + b_1) W_2 + b_2; dx flows on unchanged through the residual
         grads[q + "b_2"] = dx.sum(axis=0)  # (d_model,)
         grads[q + "W_2"] = g.T @ dx  # (d_ff, B·T) @ (B·T, d_model) -> (d_ff, d_model)
         dg = dx @ p[q + "W_2"].T  # (B·T, d_model) @ (d_model, d_ff) -> (B·T, d_ff)
-        da = _gelu_backward(dg, a, t)  # (B·T, d_ff)
+        da = _gelu_backward(dg, a, s)  # (B·T, d_ff)
         grads[q + "b_1"] = da.sum(axis=0)  # (d_ff,)
         grads[q + "W_1"] = h2.T @ da  # (d_model, B·T) @ (B·T, d_ff) -> (d_model, d_ff)
         dh2 = da @ p[q + "W_1"].T  # (B·T, d_ff) @ (d_ff, d_model) -> (B·T, d_model)
@@ -317,7 +317,10 @@ def _backward(config: GPTConfig, p: dict, tokens: np.ndarray, dlogits: np.ndarra
         dqkv_h = dqkv.transpose(2, 0, 3, 1, 4)  # (3, B, h, T, d_head), a view to write into
         np.matmul(P.swapaxes(-1, -2), dO, out=dqkv_h[2])  # dV = Pᵀ dO: (B, h, T, T) @ (B, h, T, d_head)
         dP = dO @ Vh.swapaxes(-1, -2)  # (B, h, T, d_head) @ (B, h, d_head, T) -> (B, h, T, T)
-        dP -= np.sum(dP * P, axis=-1, keepdims=True)  # (B, h, T, T) − (B, h, T, 1)
+        # rowsum(dP ∘ P) = rowsum(dO ∘ O) (FlashAttention's shortcut: dP_ij = dO_i·V_j and Σ_j P_ij V_j = O_i),
+        # over d_head columns instead of T
+        row_dot = np.einsum("nhd,nhd->nh", dconcat.reshape(B * T, H, dh), concat.reshape(B * T, H, dh))  # (B·T, h)
+        dP -= row_dot.reshape(B, T, H).transpose(0, 2, 1)[..., None]  # (B, h, T, T) − (B, h, T, 1)
         dP *= P  # dS = P ∘ (dP − rowsum(dP ∘ P)); 0 on masked keys since P is 0 there
         np.matmul(dP, Kh, out=dqkv_h[0])  # dS K: (B, h, T, T) @ (B, h, T, d_head) -> (B, h, T, d_head)
         dqkv_h[0] *= scale  # dQ = dS K / √d_head

@@ -77,34 +77,32 @@ def _layer_norm_backward(
 
 
 def _gelu(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(GELU(x), tanh(u)) elementwise; the backward pass re-uses tanh(u)."""
-    t = x * x  # (...) x²
-    t *= _GELU_A
-    t += 1.0
-    t *= x  # x + 0.044715 x³
-    t *= _GELU_C  # u
-    np.tanh(t, out=t)  # tanh(u)
-    y = t + 1.0
-    y *= x
-    y *= 0.5  # ½ x (1 + tanh u)
-    return y, t
+    """(GELU(x), s) elementwise with s = ½(1 + tanh u), so that GELU(x) = x ∘ s; the backward pass re-uses s."""
+    s = x * x  # x²
+    s *= _GELU_C * _GELU_A
+    s += _GELU_C  # √(2/π)(1 + 0.044715 x²)
+    s *= x  # u = √(2/π)(x + 0.044715 x³)
+    np.tanh(s, out=s)  # tanh u
+    s *= 0.5
+    s += 0.5  # s = ½(1 + tanh u)
+    return x * s, s
 
 
-def _gelu_backward(dy: np.ndarray, x: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """dL/dx from dL/dy, the input x and tanh(u) of the forward pass (all the same shape)."""
-    inner = x * x  # x²
-    inner *= 3 * _GELU_A
-    inner += 1.0
-    inner *= _GELU_C  # du/dx = √(2/π)(1 + 3·0.044715 x²)
-    sech2 = t * t
-    np.subtract(1.0, sech2, out=sech2)  # 1 − tanh² u
-    inner *= sech2
-    inner *= x
-    inner += t
-    inner += 1.0
-    inner *= 0.5  # dy/dx = ½(1 + tanh u) + ½ x (1 − tanh² u) du/dx
-    inner *= dy
-    return inner
+def _gelu_backward(dy: np.ndarray, x: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """dL/dx from dL/dy, the input x and s = ½(1 + tanh u) of the forward pass (all the same shape).
+
+    GELU'(x) = s + x ∘ ds/dx with ds/dx = ½(1 − tanh² u) du/dx = 2 s (1 − s) du/dx, so
+    GELU'(x) = s ∘ (1 + 2x du/dx ∘ (1 − s)), du/dx = √(2/π)(1 + 3 · 0.044715 x²).
+    """
+    r = x * x  # x²
+    r *= 6 * _GELU_C * _GELU_A
+    r += 2 * _GELU_C
+    r *= x  # 2x du/dx
+    r *= 1.0 - s  # 2x du/dx (1 − s)
+    r += 1.0
+    r *= s  # GELU'(x)
+    r *= dy
+    return r
 
 
 def _cross_entropy(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -227,8 +228,17 @@ PROBES = (
 )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
     from helpers.corpus import vocabulary
+
+    parser = argparse.ArgumentParser(description="Train notebook 12's model on helpers/data/corpus.txt.")
+    parser.add_argument("--out", type=Path, default=MODEL_PATH.parent,
+                        help="folder for model.npz and model_log.json (default: helpers/data, the committed ones)")
+    out = parser.parse_args(argv).out
+    out.mkdir(parents=True, exist_ok=True)
+    model_path, log_path = out / MODEL_PATH.name, out / LOG_PATH.name
 
     train_text, valid_text = load_corpus()
     tokenizer = vocabulary(train_text)
@@ -238,15 +248,15 @@ def main() -> None:
     print(f"best validation loss {result['best_valid_loss']:.4f} at step {result['best_step']}; "
           f"{result['seconds']:.0f} s of training")
     steps = np.array([s["step"] for s in result["snapshots"]])
-    save_model(MODEL_PATH, config, result["params"], tokenizer, corpus_sha256=np.array(corpus_sha256()),
+    save_model(model_path, config, result["params"], tokenizer, corpus_sha256=np.array(corpus_sha256()),
                best_step=np.array(result["best_step"]), probe_texts=np.array(PROBES),
                probe_steps=steps, probe_attention=result["attention"])
     log = {"config": CONFIG | {"vocab_size": config.vocab_size}, "steps": STEPS, "batch_size": 16, "lr": 3e-3,
            "warmup": 100, "repeat_fraction": 0.25, "seed": 0, "corpus_sha256": corpus_sha256(),
            "chosen": result["chosen"], "best_step": result["best_step"], "best_valid_loss": result["best_valid_loss"],
            "baselines": result["baselines"], "seconds": round(result["seconds"]), "snapshots": result["snapshots"]}
-    LOG_PATH.write_text(json.dumps(log, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {MODEL_PATH.name} ({MODEL_PATH.stat().st_size / 1e6:.2f} MB) and {LOG_PATH.name}")
+    log_path.write_text(json.dumps(log, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {model_path} ({model_path.stat().st_size / 1e6:.2f} MB) and {log_path}")
 
 
 if __name__ == "__main__":

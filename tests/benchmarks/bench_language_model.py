@@ -44,7 +44,6 @@ def _threads() -> int:
 
 
 def _median_time(fn, repeats: int) -> float:
-    fn()  # warm up
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -101,22 +100,32 @@ def main() -> None:
     params = init_params(CONFIG, seed=0)
     tokens = rng.integers(0, CONFIG.vocab_size, (B, CONFIG.context))  # (B, T)
     targets = rng.integers(0, CONFIG.vocab_size, (B, CONFIG.context))  # (B, T)
-    repeats = 20
-    t_np = _median_time(lambda: loss_and_grads(CONFIG, params, tokens, targets), repeats)
+    numpy_step = lambda: loss_and_grads(CONFIG, params, tokens, targets)  # noqa: E731
     print(f"\none training step (loss_and_grads), {CONFIG}, B = {B}, float32:")
-    print(f"  NumPy by hand    {t_np * 1e3:7.1f} ms (median of {repeats})")
     try:
         import torch
     except ImportError:
+        t_np = _median_time(numpy_step, 20)
+        print(f"  NumPy by hand    {t_np * 1e3:7.1f} ms (median of 20)")
         print("  PyTorch eager    not installed: for this comparison, in a separate environment, "
               "`pip install torch` (a CPU build is enough; e.g. pip install torch==2.13.0), then run this file "
               "with that environment's python")
     else:
         step, loss_torch = torch_step(CONFIG, params, tokens, targets)
-        loss_np, _ = loss_and_grads(CONFIG, params, tokens, targets)
-        t_torch = _median_time(step, repeats)
-        print(f"  PyTorch {torch.__version__} eager ({torch.get_num_threads()} threads) {t_torch * 1e3:7.1f} ms "
-              f"(median of {repeats}); ratio NumPy / PyTorch = {t_np / t_torch:.2f}")
+        loss_np, _ = numpy_step()
+        rounds, per_block = 4, 8
+        times_np, times_torch = [], []
+        for _ in range(rounds):  # blocks in turn, so that both see the same load; a warm-up call before each
+            numpy_step()
+            times_np.append(_median_time(numpy_step, per_block))
+            step()
+            times_torch.append(_median_time(step, per_block))
+        t_np, t_torch = float(np.median(times_np)), float(np.median(times_torch))
+        ratios = np.array(times_np) / np.array(times_torch)  # (rounds,) each round's ratio
+        print(f"  NumPy by hand    {t_np * 1e3:7.1f} ms")
+        print(f"  PyTorch {torch.__version__} eager ({torch.get_num_threads()} threads) {t_torch * 1e3:7.1f} ms")
+        print(f"  ratio NumPy / PyTorch {t_np / t_torch:.2f} (medians of {rounds} blocks of {per_block} steps each, "
+              f"taken in turn; the blocks' ratios: {', '.join(f'{r:.2f}' for r in ratios)})")
         print(f"  same loss: NumPy {loss_np:.6f}, PyTorch {loss_torch:.6f}")
 
     if MODEL_PATH.exists():
@@ -128,6 +137,7 @@ def main() -> None:
     n_new = config.context - len(prompt)  # all within the context, where the cache applies
     print(f"\ngenerating {n_new} characters with {what} (temperature 0.8, prompt of {len(prompt)}):")
     for use_cache in (True, False):
+        generate(config, params, prompt, 4, use_cache=use_cache)  # warm up
         t = _median_time(lambda c=use_cache: generate(config, params, prompt, n_new, temperature=0.8, use_cache=c), 3)
         print(f"  use_cache={use_cache!s:5}  {n_new / t:8.0f} characters per second ({t * 1e3:.0f} ms)")
 
