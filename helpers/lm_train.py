@@ -6,7 +6,14 @@ rows of the training text in which a quarter of the rows are replaced by a segme
 induction head (a head that finds the earlier copy of the current character and looks at what followed it);
 repeated segments reward one. Every ``every`` steps it records small measurements (losses, each head's
 induction score, the loss on repeated random text, attention weights on two short probe texts), and keeps
-the parameters with the best validation loss. It writes helpers/data/model.npz and helpers/data/model_log.json.
+the parameters with the best validation loss. It writes helpers/data/model.npz and helpers/data/model_log.json
+(``--out DIR`` writes them elsewhere). ``make model`` runs it with one BLAS thread: the same seed then gives the
+same numbers on every run on one machine; other CPUs or thread counts round differently, and over 6,000 steps
+those last digits grow into a model that differs in its details (not in its losses or its induction head).
+
+The validation loss is measured on consecutive windows of ``context`` characters of the validation text (each
+window starts with no earlier text, as in training); the unigram and bigram baselines (add-one smoothing,
+counted on the training text) are scored on the same positions.
 
 Shape notation: B rows per batch, T = context tokens per row, L layers, h heads, V symbols.
 """

@@ -273,3 +273,17 @@ def test_committed_model_has_an_induction_head():
     scores = induction_scores(config, params, induction_probe(config.vocab_size))  # (L, h)
     assert scores.shape == (config.n_layers, config.n_heads)
     assert scores.max() >= 0.3  # issue 26's threshold; the committed model's best head scores about 0.88
+
+
+def test_training_log_keeps_what_notebook_13_needs_without_whole_models():
+    log = json.loads(LOG_PATH.read_text())
+    steps = [s["step"] for s in log["snapshots"]]
+    assert steps == list(range(0, log["steps"] + 1, 200))
+    assert {"train_loss", "valid_loss", "induction", "repeat_first", "repeat_second"} <= set(log["snapshots"][-1])
+    config, _, _ = load_model()
+    with np.load(MODEL_PATH) as f:
+        attention = f["probe_attention"]  # (snapshots, L, probes, h, T, T), float16
+        assert list(f["probe_steps"]) == steps
+        assert attention.shape[:4] == (len(steps), config.n_layers, len(f["probe_texts"]), config.n_heads)
+        assert attention.dtype == np.float16
+    assert log["best_step"] in steps
