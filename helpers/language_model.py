@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from helpers.attention import causal_mask
 from helpers.generation import KVCache, decode_step
 from helpers.layers import (
     _cross_entropy,
@@ -237,9 +238,7 @@ def _causal_additive(T: int, dtype: np.dtype) -> np.ndarray:
     """(T, T) 0 on and below the diagonal, −inf above: added to the scores, the causal mask."""
     key = (T, np.dtype(dtype).str)
     if key not in _MASKS:
-        mask = np.zeros((T, T), dtype)  # (T, T)
-        mask[np.triu_indices(T, 1)] = -np.inf  # key j > query i is hidden
-        _MASKS[key] = mask
+        _MASKS[key] = np.where(causal_mask(T), 0, -np.inf).astype(dtype)  # (T, T) key j > query i is hidden
     return _MASKS[key]
 
 
