@@ -22,7 +22,7 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 # pytest-xdist: one worker per core; a notebook's cells run in order in one worker (--dist loadfile).
 PARALLEL := -n auto --dist loadfile
 
-.PHONY: help setup lab notebook present html test test-ui test-lowest bench images screenshots notebooks student clean
+.PHONY: help setup lab notebook present html test test-ui test-lowest bench images screenshots notebooks student corpus model clean
 
 help:
 	@echo "make lab          open the notebooks in JupyterLab on http://$(HOST):$(PORT)/lab"
@@ -37,6 +37,8 @@ help:
 	@echo "make images       regenerate the figures in images/ (make screenshots for the browser ones)"
 	@echo "make notebooks    re-execute every notebook in place, top to bottom in a fresh kernel"
 	@echo "make student      a copy of the lessons with every output cleared, in student/ (for a class)"
+	@echo "make corpus       freeze the course's own prose into helpers/data/corpus.txt (the language model's text)"
+	@echo "make model        train the language model of notebook 12 on it (fixed seed): helpers/data/model.npz"
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python >= 3.10 is needed, found " + sys.version.split()[0] + ": run make PYTHON=python3.12 (or another)")'
@@ -127,6 +129,19 @@ student: $(STAMP)
 	$(BIN)/jupyter nbconvert --log-level=WARN --to notebook --ClearOutputPreprocessor.enabled=True \
 		--output-dir student/notebooks notebooks/[0-9][0-9]-*.ipynb
 	@echo "student/notebooks: $$(ls student/notebooks | wc -l) notebooks with outputs cleared"
+
+# The language model's text: README, TEACHING.md, the helpers' docstrings and the lessons' markdown, in a fixed
+# order, as one file (its last 10 % is the validation text). Committed: re-run only to change the corpus on purpose,
+# then `make model` (a test ties the committed model to the committed corpus by its SHA-256).
+corpus: $(STAMP)
+	$(BIN)/python -m helpers.corpus
+
+# Trains notebook 12's model from helpers/data/corpus.txt with a fixed seed and writes helpers/data/model.npz (config,
+# parameters, vocabulary, probe attention) and helpers/data/model_log.json. One BLAS thread: the same numbers on every
+# run of a machine, and no threads waiting on each other when other work shares the cores (two threads were many times
+# slower on a busy 2-core machine). About 10-15 minutes on 2 cores.
+model: $(STAMP)
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m helpers.lm_train
 
 clean:
 	rm -rf $(VENV) $(LOWEST) .pytest_cache .hypothesis .ruff_cache *.egg-info student html

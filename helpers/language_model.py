@@ -1,0 +1,566 @@
+"""A small GPT in NumPy: the block around attention, its backward pass by hand, sampling, and the cache at work.
+
+Shape notation used throughout this module:
+
+    B        sequences in a batch
+    T        tokens (characters) in a sequence, at most ``context``
+    V        vocabulary size (``vocab_size``)
+    d_model  width of the residual stream
+    h        heads (``n_heads``); head i is column block i of width d_head = d_model / h (as split_heads in 04)
+    d_ff     width of the MLP's hidden layer
+    L        layers (``n_layers``)
+
+The model (pre-LN, as GPT-2), for int tokens (B, T):
+
+    x = tok_emb[tokens] + pos_emb[:T]                                              (B, T, d_model)
+    for each layer:  x += concat_h(softmax(Q_h K_hᵀ/√d_head + causal mask) V_h) W_o, Q = LN₁(x) W_q (K, V alike)
+                     x += GELU(LN₂(x) W_1 + b_1) W_2 + b_2
+    logits = LN_f(x) W_out                                                         (B, T, V)
+
+No biases in attention, no dropout. LayerNorm, GELU and the cross-entropy (and their backward passes) are
+in ``helpers.layers``; attention's backward is 07's (``helpers.backward``), written here batched over the heads.
+Parameters are float32 unless ``init_params`` is given another float type; every gradient has its
+parameter's dtype. Every public function checks its arguments and raises ``TypeError`` (wrong kind of
+thing) or ``ValueError`` (right kind, wrong shape or value) naming the argument and the shapes it got.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import numbers
+from dataclasses import astuple, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from helpers.attention import causal_mask
+from helpers.generation import KVCache, decode_step
+from helpers.layers import (
+    _cross_entropy,
+    _cross_entropy_backward,
+    _gelu,
+    _gelu_backward,
+    _layer_norm,
+    _layer_norm_backward,
+)
+
+__all__ = [
+    "GPTConfig",
+    "Tokenizer",
+    "param_shapes",
+    "init_params",
+    "forward",
+    "attention_weights",
+    "loss_and_grads",
+    "generate",
+    "load_corpus",
+    "load_model",
+    "save_model",
+    "n_params",
+    "DATA",
+    "CORPUS_PATH",
+    "MODEL_PATH",
+    "LOG_PATH",
+]
+
+DATA = Path(__file__).parent / "data"
+CORPUS_PATH = DATA / "corpus.txt"  # written by `make corpus` (python -m helpers.corpus)
+MODEL_PATH = DATA / "model.npz"  # written by `make model` (python -m helpers.lm_train)
+LOG_PATH = DATA / "model_log.json"  # the training log of `make model`: snapshots of small measurements
+VALID_FRACTION = 0.1  # the last 10 % of the corpus is the validation text, never trained on
+_FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
+# --------------------------------------------------------------------------- checks (few, and here on purpose:
+# they move to helpers/validate.py once that module exists)
+
+
+def _check_int(value: object, name: str, minimum: int, maximum: int | None = None) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
+    if value < minimum or (maximum is not None and value > maximum):
+        upper = "" if maximum is None else f" and at most {maximum}"
+        raise ValueError(f"{name} must be at least {minimum}{upper}, got {value}")
+    return int(value)
+
+
+def _check_tokens(tokens: object, name: str, config: GPTConfig, *, ndims: tuple = (1, 2), max_T: int | None = -1) -> np.ndarray:
+    """``tokens`` as an intp array of ids 0 .. V−1 with ndim in ``ndims`` and 1 <= T <= context (max_T)."""
+    if isinstance(tokens, (str, bytes)):
+        raise TypeError(f"{name} must be an integer array of token ids, got a {type(tokens).__name__}; "
+                        "encode text with the tokenizer first")
+    try:
+        arr = np.asarray(tokens)
+    except ValueError as err:  # ragged nested lists
+        raise ValueError(f"{name} must be a rectangular integer array of token ids: {err}") from None
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty (shape {arr.shape}): the model needs at least one token")
+    if arr.dtype == bool or arr.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integer token ids, got dtype {arr.dtype} with shape {arr.shape}")
+    if arr.ndim not in ndims:
+        want = " or ".join({1: "(T,)", 2: "(B, T)"}[n] for n in ndims)
+        raise ValueError(f"{name} must have shape {want}, got shape {arr.shape}")
+    max_T = config.context if max_T == -1 else max_T
+    if max_T is not None and arr.shape[-1] > max_T:
+        raise ValueError(f"{name} has shape {arr.shape}: T = {arr.shape[-1]} tokens, but the model reads at most "
+                         f"context = {max_T}")
+    bad = (arr < 0) | (arr >= config.vocab_size)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"{name}{list(where)} = {int(arr[where])} is not a token id 0 .. {config.vocab_size - 1} "
+                         f"(vocab_size = {config.vocab_size}); shape {arr.shape}")
+    return arr.astype(np.intp, copy=False)
+
+
+def _check_config(config: object) -> GPTConfig:
+    if not isinstance(config, GPTConfig):
+        raise TypeError(f"config must be a GPTConfig, got {type(config).__name__}")
+    return config
+
+
+def _check_params(config: GPTConfig, params: object, *, finite: bool = True) -> dict[str, np.ndarray]:
+    """Every parameter present, of its shape, one float dtype for all, finite; each problem named."""
+    if not isinstance(params, dict):
+        raise TypeError(f"params must be a dict of arrays (init_params makes one), got {type(params).__name__}")
+    shapes = param_shapes(config)
+    missing = [n for n in shapes if n not in params]
+    if missing:
+        raise ValueError(f"params is missing {missing} (a model with {config} needs {len(shapes)} parameters)")
+    extra = sorted(set(params) - set(shapes))
+    if extra:
+        raise ValueError(f"params has keys this config does not use: {extra} (n_layers = {config.n_layers})")
+    dtype = None
+    for name, shape in shapes.items():
+        W = params[name]
+        if not isinstance(W, np.ndarray) or W.dtype not in _FLOAT_DTYPES:
+            raise TypeError(f"params[{name!r}] must be a float ndarray, got {type(W).__name__}"
+                            + (f" of dtype {W.dtype}" if isinstance(W, np.ndarray) else ""))
+        if W.shape != shape:
+            raise ValueError(f"params[{name!r}] has shape {W.shape} but this config needs {shape}")
+        if dtype is None:
+            dtype = W.dtype
+        elif W.dtype != dtype:
+            raise TypeError(f"params[{name!r}] has dtype {W.dtype} but params['tok_emb'] has {dtype}: "
+                            "give every parameter the same float type")
+    if finite:
+        for name in shapes:
+            if not np.isfinite(params[name]).all():
+                W = params[name]
+                where = tuple(int(i) for i in np.argwhere(~np.isfinite(W))[0])
+                raise ValueError(f"params[{name!r}] holds {W[where]} at index {where} (shape {W.shape}): "
+                                 "every parameter must be finite")
+    return params
+
+
+def _check_real(value: object, name: str, minimum: float) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
+    if not math.isfinite(value) or value < minimum:
+        raise ValueError(f"{name} must be a finite number >= {minimum}, got {value}")
+    return float(value)
+
+
+# --------------------------------------------------------------------------- configuration and parameters
+
+
+@dataclass(frozen=True)
+class GPTConfig:
+    """The model's sizes: vocab_size V, context (the most tokens read at once), d_model, n_heads, n_layers, d_ff."""
+
+    vocab_size: int
+    context: int
+    d_model: int
+    n_heads: int
+    n_layers: int
+    d_ff: int
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "context", "d_model", "n_heads", "n_layers", "d_ff"):
+            _check_int(getattr(self, name), name, 2 if name == "vocab_size" else 1)
+        if self.d_model % self.n_heads:
+            raise ValueError(f"n_heads = {self.n_heads} does not divide d_model = {self.d_model}: each head is a "
+                             f"block of d_model / n_heads columns")
+
+    @property
+    def d_head(self) -> int:
+        """Width of one head's query, key and value vectors: d_model / n_heads."""
+        return self.d_model // self.n_heads
+
+
+def param_shapes(config: GPTConfig) -> dict[str, tuple[int, ...]]:
+    """Every parameter's name and shape, in init_params' order."""
+    config = _check_config(config)
+    V, D, F = config.vocab_size, config.d_model, config.d_ff
+    shapes = {"tok_emb": (V, D), "pos_emb": (config.context, D)}
+    for layer in range(config.n_layers):
+        p = f"l{layer}."
+        shapes.update({p + "ln1.g": (D,), p + "ln1.b": (D,),
+                       p + "W_q": (D, D), p + "W_k": (D, D), p + "W_v": (D, D), p + "W_o": (D, D),
+                       p + "ln2.g": (D,), p + "ln2.b": (D,),
+                       p + "W_1": (D, F), p + "b_1": (F,), p + "W_2": (F, D), p + "b_2": (D,)})
+    shapes.update({"ln_f.g": (D,), "ln_f.b": (D,), "W_out": (D, V)})
+    return shapes
+
+
+def n_params(config: GPTConfig) -> int:
+    """How many numbers the model holds."""
+    return sum(math.prod(s) for s in param_shapes(config).values())
+
+
+def init_params(config: GPTConfig, seed: int = 0, dtype: type = np.float32) -> dict[str, np.ndarray]:
+    """GPT-2's initialisation: N(0, 0.02²) matrices and embeddings (W_o, W_2 scaled by 1/√(2L)), g = 1, b = 0."""
+    config = _check_config(config)
+    seed = _check_int(seed, "seed", 0)
+    dtype = np.dtype(dtype)
+    if dtype not in _FLOAT_DTYPES:
+        raise TypeError(f"dtype must be float16, float32 or float64, got {dtype}")
+    rng = np.random.default_rng(seed)
+    params = {}
+    for name, shape in param_shapes(config).items():
+        if name.endswith((".g",)):
+            params[name] = np.ones(shape, dtype)  # (d_model,) LayerNorm starts as the identity
+        elif name.endswith((".b", "b_1", "b_2")):
+            params[name] = np.zeros(shape, dtype)  # biases start at 0
+        else:
+            std = 0.02 / math.sqrt(2 * config.n_layers) if name.endswith(("W_o", "W_2")) else 0.02
+            params[name] = (std * rng.standard_normal(shape)).astype(dtype)  # shape of the parameter
+    return params
+
+
+# --------------------------------------------------------------------------- forward and backward
+
+
+_MASKS: dict[tuple[int, str], np.ndarray] = {}
+
+
+def _causal_additive(T: int, dtype: np.dtype) -> np.ndarray:
+    """(T, T) 0 on and below the diagonal, −inf above: added to the scores, the causal mask."""
+    key = (T, np.dtype(dtype).str)
+    if key not in _MASKS:
+        _MASKS[key] = np.where(causal_mask(T), 0, -np.inf).astype(dtype)  # (T, T) key j > query i is hidden
+    return _MASKS[key]
+
+
+def _forward(config: GPTConfig, p: dict[str, np.ndarray], tokens: np.ndarray, keep: bool) -> tuple[np.ndarray, list]:
+    """logits (B, T, V) for tokens (B, T), and (if keep) what the backward pass needs, layer by layer."""
+    B, T = tokens.shape
+    D, H, dh = config.d_model, config.n_heads, config.d_head
+    dtype = p["tok_emb"].dtype
+    x = p["tok_emb"][tokens]  # (B, T) -> (B, T, d_model)
+    x += p["pos_emb"][:T]  # (B, T, d_model) + (T, d_model)
+    x = x.reshape(B * T, D)  # (B·T, d_model) every token a row
+    mask = _causal_additive(T, dtype)  # (T, T)
+    scale = dtype.type(1.0 / math.sqrt(dh))
+    caches = []
+    for layer in range(config.n_layers):
+        q = f"l{layer}."
+        h1, xhat1, rstd1 = _layer_norm(x, p[q + "ln1.g"], p[q + "ln1.b"])  # (B·T, d_model)
+        W_qkv = np.concatenate([p[q + "W_q"], p[q + "W_k"], p[q + "W_v"]], axis=1)  # (d_model, 3·d_model)
+        qkv = h1 @ W_qkv  # (B·T, d_model) @ (d_model, 3·d_model) -> (B·T, 3·d_model)
+        qkv[:, :D] *= scale  # Q/√d_head: scaling the (B·T, d_model) queries costs less than the (B, h, T, T) scores
+        qkv = qkv.reshape(B, T, 3, H, dh).transpose(2, 0, 3, 1, 4)  # (3, B, h, T, d_head) views, no copy
+        Qh, Kh, Vh = qkv[0], qkv[1], qkv[2]  # (B, h, T, d_head) each; Qh already scaled
+        P = Qh @ Kh.swapaxes(-1, -2)  # (B, h, T, d_head) @ (B, h, d_head, T) -> (B, h, T, T) scaled scores
+        P += mask  # (B, h, T, T) + (T, T): −inf on future keys
+        P -= P.max(axis=-1, keepdims=True)  # (B, h, T, T) every row's largest is 0
+        np.exp(P, out=P)
+        P *= 1.0 / P.sum(axis=-1, keepdims=True)  # (B, h, T, T) attention weights, rows sum to 1
+        O = P @ Vh  # (B, h, T, T) @ (B, h, T, d_head) -> (B, h, T, d_head)
+        concat = O.transpose(0, 2, 1, 3).reshape(B * T, D)  # (B, T, h, d_head) -> (B·T, d_model), a copy
+        x = x + concat @ p[q + "W_o"]  # (B·T, d_model) @ (d_model, d_model): the residual stream
+        h2, xhat2, rstd2 = _layer_norm(x, p[q + "ln2.g"], p[q + "ln2.b"])  # (B·T, d_model)
+        a = h2 @ p[q + "W_1"]  # (B·T, d_model) @ (d_model, d_ff) -> (B·T, d_ff)
+        a += p[q + "b_1"]
+        g, s = _gelu(a)  # (B·T, d_ff) each: GELU(a) and s = ½(1 + tanh u)
+        x = x + g @ p[q + "W_2"]  # (B·T, d_ff) @ (d_ff, d_model) -> (B·T, d_model)
+        x += p[q + "b_2"]
+        if keep:
+            caches.append((h1, xhat1, rstd1, W_qkv, qkv, P, concat, h2, xhat2, rstd2, a, g, s))
+    hf, xhatf, rstdf = _layer_norm(x, p["ln_f.g"], p["ln_f.b"])  # (B·T, d_model)
+    logits = hf @ p["W_out"]  # (B·T, d_model) @ (d_model, V) -> (B·T, V)
+    if keep:
+        caches.append((hf, xhatf, rstdf))
+    return logits.reshape(B, T, config.vocab_size), caches
+
+
+def _backward(config: GPTConfig, p: dict, tokens: np.ndarray, dlogits: np.ndarray, caches: list) -> dict:
+    """Every parameter's gradient from dL/dlogits (B·T, V) and the forward pass's caches."""
+    B, T = tokens.shape
+    D, H, dh = config.d_model, config.n_heads, config.d_head
+    scale = p["tok_emb"].dtype.type(1.0 / math.sqrt(dh))
+    grads = {}
+    hf, xhatf, rstdf = caches[-1]
+    grads["W_out"] = hf.T @ dlogits  # (d_model, B·T) @ (B·T, V) -> (d_model, V)
+    dhf = dlogits @ p["W_out"].T  # (B·T, V) @ (V, d_model) -> (B·T, d_model)
+    dx, grads["ln_f.g"], grads["ln_f.b"] = _layer_norm_backward(dhf, xhatf, rstdf, p["ln_f.g"])  # (B·T, d_model)
+    for layer in reversed(range(config.n_layers)):
+        q = f"l{layer}."
+        h1, xhat1, rstd1, W_qkv, qkv, P, concat, h2, xhat2, rstd2, a, g, s = caches[layer]
+        # the MLP: x += GELU(h2 W_1 + b_1) W_2 + b_2; dx flows on unchanged through the residual
+        grads[q + "b_2"] = dx.sum(axis=0)  # (d_model,)
+        grads[q + "W_2"] = g.T @ dx  # (d_ff, B·T) @ (B·T, d_model) -> (d_ff, d_model)
+        dg = dx @ p[q + "W_2"].T  # (B·T, d_model) @ (d_model, d_ff) -> (B·T, d_ff)
+        da = _gelu_backward(dg, a, s)  # (B·T, d_ff)
+        grads[q + "b_1"] = da.sum(axis=0)  # (d_ff,)
+        grads[q + "W_1"] = h2.T @ da  # (d_model, B·T) @ (B·T, d_ff) -> (d_model, d_ff)
+        dh2 = da @ p[q + "W_1"].T  # (B·T, d_ff) @ (d_ff, d_model) -> (B·T, d_model)
+        dx2, grads[q + "ln2.g"], grads[q + "ln2.b"] = _layer_norm_backward(dh2, xhat2, rstd2, p[q + "ln2.g"])
+        dx += dx2  # (B·T, d_model)
+        # attention: x += concat W_o; 07's backward for all heads at once
+        grads[q + "W_o"] = concat.T @ dx  # (d_model, B·T) @ (B·T, d_model) -> (d_model, d_model)
+        dconcat = dx @ p[q + "W_o"].T  # (B·T, d_model) @ (d_model, d_model) -> (B·T, d_model)
+        dO = dconcat.reshape(B, T, H, dh).transpose(0, 2, 1, 3)  # (B·T, d_model) -> (B, h, T, d_head), a view
+        Qh, Kh, Vh = qkv[0], qkv[1], qkv[2]  # (B, h, T, d_head) each; Qh is Q/√d_head
+        dqkv = np.empty((B, T, 3, H, dh), dtype=dx.dtype)  # (B, T, 3, h, d_head): dQ, dK, dV in W_qkv's column order
+        dqkv_h = dqkv.transpose(2, 0, 3, 1, 4)  # (3, B, h, T, d_head), a view to write into
+        np.matmul(P.swapaxes(-1, -2), dO, out=dqkv_h[2])  # dV = Pᵀ dO: (B, h, T, T) @ (B, h, T, d_head)
+        dP = dO @ Vh.swapaxes(-1, -2)  # (B, h, T, d_head) @ (B, h, d_head, T) -> (B, h, T, T)
+        # rowsum(dP ∘ P) = rowsum(dO ∘ O) (FlashAttention's shortcut: dP_ij = dO_i·V_j and Σ_j P_ij V_j = O_i),
+        # over d_head columns instead of T
+        row_dot = np.einsum("nhd,nhd->nh", dconcat.reshape(B * T, H, dh), concat.reshape(B * T, H, dh))  # (B·T, h)
+        dP -= row_dot.reshape(B, T, H).transpose(0, 2, 1)[..., None]  # (B, h, T, T) − (B, h, T, 1)
+        dP *= P  # dS = P ∘ (dP − rowsum(dP ∘ P)); 0 on masked keys since P is 0 there
+        np.matmul(dP, Kh, out=dqkv_h[0])  # dS K: (B, h, T, T) @ (B, h, T, d_head) -> (B, h, T, d_head)
+        dqkv_h[0] *= scale  # dQ = dS K / √d_head
+        np.matmul(dP.swapaxes(-1, -2), Qh, out=dqkv_h[1])  # dK = dSᵀ Q/√d_head: (B, h, T, T) @ (B, h, T, d_head)
+        dqkv = dqkv.reshape(B * T, 3 * D)  # (B·T, 3·d_model)
+        dW_qkv = h1.T @ dqkv  # (d_model, B·T) @ (B·T, 3·d_model) -> (d_model, 3·d_model)
+        grads[q + "W_q"], grads[q + "W_k"], grads[q + "W_v"] = (
+            np.ascontiguousarray(dW_qkv[:, i * D:(i + 1) * D]) for i in range(3))  # (d_model, d_model) each
+        dh1 = dqkv @ W_qkv.T  # (B·T, 3·d_model) @ (3·d_model, d_model) -> (B·T, d_model)
+        dx1, grads[q + "ln1.g"], grads[q + "ln1.b"] = _layer_norm_backward(dh1, xhat1, rstd1, p[q + "ln1.g"])
+        dx += dx1  # (B·T, d_model)
+    dx = dx.reshape(B, T, D)  # (B, T, d_model)
+    grads["pos_emb"] = np.zeros_like(p["pos_emb"])  # (context, d_model): positions >= T get 0
+    grads["pos_emb"][:T] = dx.sum(axis=0)  # (T, d_model)
+    onehot = np.zeros((B * T, config.vocab_size), dtype=dx.dtype)  # (B·T, V)
+    onehot[np.arange(B * T), tokens.ravel()] = 1
+    grads["tok_emb"] = onehot.T @ dx.reshape(B * T, D)  # (V, B·T) @ (B·T, d_model): each row sums its tokens
+    return {name: grads[name] for name in p}  # init_params' order
+
+
+def _batched(config: GPTConfig, tokens: object, name: str = "tokens") -> tuple[np.ndarray, bool]:
+    tokens = _check_tokens(tokens, name, config)
+    return (tokens[None], True) if tokens.ndim == 1 else (tokens, False)
+
+
+def forward(config: GPTConfig, params: dict[str, np.ndarray], tokens: object) -> np.ndarray:
+    """logits (B, T, V) for int tokens (B, T); one sequence (T,) gives (T, V). T <= context."""
+    config = _check_config(config)
+    params = _check_params(config, params)
+    tokens, single = _batched(config, tokens)
+    logits, _ = _forward(config, params, tokens, keep=False)  # (B, T, V)
+    return logits[0] if single else logits
+
+
+def attention_weights(config: GPTConfig, params: dict[str, np.ndarray], tokens: object) -> np.ndarray:
+    """Every head's attention weights (L, B, h, T, T) for tokens (B, T); (L, h, T, T) for one sequence (T,)."""
+    config = _check_config(config)
+    params = _check_params(config, params)
+    tokens, single = _batched(config, tokens)
+    _, caches = _forward(config, params, tokens, keep=True)
+    weights = np.stack([c[5] for c in caches[:-1]])  # (L, B, h, T, T)
+    return weights[:, 0] if single else weights
+
+
+def loss_and_grads(
+    config: GPTConfig, params: dict[str, np.ndarray], tokens: object, targets: object
+) -> tuple[float, dict[str, np.ndarray]]:
+    """(mean cross-entropy over all B·T positions in nats, {name: gradient}) for tokens and targets (B, T) or (T,)."""
+    config = _check_config(config)
+    params = _check_params(config, params)
+    tokens = _check_tokens(tokens, "tokens", config)  # (B, T) or (T,)
+    targets = _check_tokens(targets, "targets", config, max_T=None)
+    if targets.shape != tokens.shape:
+        raise ValueError(f"targets has shape {targets.shape} but tokens has shape {tokens.shape}: "
+                         "one target (the next token) per token, in the tokens' shape")
+    tokens = tokens.reshape(-1, tokens.shape[-1])  # (B, T); one sequence is a batch of 1
+    logits, caches = _forward(config, params, tokens, keep=True)  # (B, T, V)
+    loss, probs = _cross_entropy(logits.reshape(-1, config.vocab_size), targets.reshape(-1))  # probs (B·T, V)
+    dlogits = _cross_entropy_backward(probs, targets.reshape(-1))  # (B·T, V)
+    return loss, _backward(config, params, tokens, dlogits, caches)
+
+
+# --------------------------------------------------------------------------- generation
+
+
+def _sample(logits: np.ndarray, temperature: float, top_k: int | None, rng: np.random.Generator) -> int:
+    """One token id from logits (V,): argmax at temperature 0, else a draw from softmax(logits / T) over the top k."""
+    if temperature == 0:
+        return int(np.argmax(logits))
+    z = logits.astype(np.float64) / temperature  # (V,)
+    if top_k is not None and top_k < len(z):
+        kth = np.partition(z, -top_k)[-top_k]  # the k-th largest
+        z = np.where(z >= kth, z, -np.inf)  # (V,) ties with the k-th largest are kept
+    z = np.exp(z - z.max())  # (V,)
+    cdf = np.cumsum(z)  # (V,)
+    return int(min(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"), len(z) - 1))
+
+
+def _cached_step(config: GPTConfig, p: dict, token: int, position: int, caches: list[KVCache]) -> np.ndarray:
+    """logits (V,) for one new token at ``position``, its keys and values appended to each layer's cache."""
+    x = p["tok_emb"][token] + p["pos_emb"][position]  # (d_model,)
+    for layer, cache in enumerate(caches):
+        q = f"l{layer}."
+        h1 = _layer_norm(x, p[q + "ln1.g"], p[q + "ln1.b"])[0]  # (d_model,)
+        out, _ = decode_step(h1, cache, p[q + "W_q"], p[q + "W_k"], p[q + "W_v"],
+                             config.n_heads, config.n_heads, p[q + "W_o"])  # (d_model,): 09's step
+        x = x + out
+        h2 = _layer_norm(x, p[q + "ln2.g"], p[q + "ln2.b"])[0]  # (d_model,)
+        x = x + _gelu(h2 @ p[q + "W_1"] + p[q + "b_1"])[0] @ p[q + "W_2"] + p[q + "b_2"]  # (d_model,)
+    return _layer_norm(x, p["ln_f.g"], p["ln_f.b"])[0] @ p["W_out"]  # (d_model,) @ (d_model, V) -> (V,)
+
+
+def _fill_caches(config: GPTConfig, p: dict, tokens: np.ndarray) -> tuple[np.ndarray, list[KVCache]]:
+    """Run tokens (T,) through the model once; return the last logits (V,) and one filled KVCache per layer."""
+    logits, fwd = _forward(config, p, tokens[None], keep=True)  # (1, T, V)
+    caches = []
+    for layer in range(config.n_layers):
+        qkv = fwd[layer][4]  # (3, 1, h, T, d_head)
+        cache = KVCache(config.n_heads, config.d_head)
+        cache.append(np.ascontiguousarray(qkv[1, 0]), np.ascontiguousarray(qkv[2, 0]))  # K, V (h, T, d_head)
+        caches.append(cache)
+    return logits[0, -1], caches
+
+
+def generate(
+    config: GPTConfig,
+    params: dict[str, np.ndarray],
+    prompt: object,
+    n_new: int,
+    *,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    seed: int = 0,
+    use_cache: bool = True,
+) -> np.ndarray:
+    """prompt (T0,) int -> (T0 + n_new,), prompt first: each new token drawn from the model's next-token logits.
+
+    ``temperature=0`` is greedy (argmax); otherwise a draw from softmax(logits / temperature) restricted to the
+    ``top_k`` largest logits when given, with ``np.random.default_rng(seed)`` (one uniform number per token).
+    ``use_cache=True`` keeps each layer's keys and values in 09's ``KVCache`` and runs one token per step;
+    ``use_cache=False`` recomputes the whole sequence for every token. Both give the same logits up to float
+    rounding (about 1e-6 in float32), hence the same tokens unless a draw lands within rounding of a boundary.
+
+    Beyond ``context``: the model has learned absolute positions 0 .. context−1, so it reads only the last
+    ``context`` tokens, at positions 0 .. context−1. Once the text is longer, every step shifts every token to a
+    new position, and cached keys and values (computed at the old positions) no longer apply: a cache cannot
+    slide. Both ways then recompute the last ``context`` tokens for each new token (the cache speeds up only
+    the first ``context`` tokens). The prompt may be longer than ``context``; only its last ``context`` tokens
+    are read.
+    """
+    config = _check_config(config)
+    params = _check_params(config, params)
+    prompt = _check_tokens(prompt, "prompt", config, ndims=(1,), max_T=None)
+    n_new = _check_int(n_new, "n_new", 0)
+    temperature = _check_real(temperature, "temperature", 0.0)
+    if top_k is not None:
+        top_k = _check_int(top_k, "top_k", 1, config.vocab_size)
+    seed = _check_int(seed, "seed", 0)
+    if not isinstance(use_cache, (bool, np.bool_)):
+        raise TypeError(f"use_cache must be True or False, got {use_cache!r}")
+    rng = np.random.default_rng(seed)
+    C = config.context
+    out = list(prompt.tolist())
+    caches = None
+    for _ in range(n_new):
+        n = len(out)
+        if use_cache and n <= C:
+            if caches is None:
+                logits, caches = _fill_caches(config, params, np.asarray(out, np.intp))  # the prompt, at once
+            else:
+                logits = _cached_step(config, params, out[-1], n - 1, caches)  # one token through each layer
+        else:  # recompute: no cache, or past the context (positions shift: the cache cannot slide)
+            logits = _forward(config, params, np.asarray(out[-C:], np.intp)[None], keep=False)[0][0, -1]  # (V,)
+        out.append(_sample(logits, temperature, top_k, rng))
+    return np.asarray(out, dtype=np.int64)  # (T0 + n_new,)
+
+
+# --------------------------------------------------------------------------- text, corpus, checkpoint
+
+
+class Tokenizer:
+    """Characters <-> ids. ``symbols[0]`` is the unknown symbol, which stands for every rare character."""
+
+    def __init__(self, symbols: str, unknown: str = "\ufffd") -> None:
+        if not isinstance(symbols, str) or len(set(symbols)) != len(symbols) or not symbols:
+            raise ValueError(f"symbols must be a non-empty string of distinct characters, got {symbols!r:.60}")
+        if symbols[0] != unknown:
+            raise ValueError(f"symbols[0] must be the unknown symbol {unknown!r}, got {symbols[0]!r}")
+        self.symbols = symbols
+        self.unknown = unknown
+        self._ids = {c: i for i, c in enumerate(symbols)}
+
+    def __len__(self) -> int:
+        return len(self.symbols)
+
+    def __repr__(self) -> str:
+        return f"Tokenizer({len(self)} symbols, unknown {self.unknown!r})"
+
+    def encode(self, text: str, errors: str = "strict") -> np.ndarray:
+        """text -> ids (len(text),); a character outside the vocabulary raises (named), or with errors="replace"
+        becomes the unknown symbol (id 0)."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        if errors not in ("strict", "replace"):
+            raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
+        ids = np.fromiter((self._ids.get(c, -1) for c in text), dtype=np.int64, count=len(text))  # (len(text),)
+        if (ids < 0).any():
+            if errors == "strict":
+                unseen = sorted({c for c in text if c not in self._ids})
+                raise ValueError(f"text holds characters that are not in the vocabulary: {unseen[:10]!r}"
+                                 f"{' ...' if len(unseen) > 10 else ''} (first at index {int(np.argmax(ids < 0))}); "
+                                 f"use encode(text, errors='replace') to map them to {self.unknown!r}")
+            ids[ids < 0] = 0
+        return ids
+
+    def decode(self, ids: object) -> str:
+        """ids -> text; every id must be 0 .. len(symbols)−1."""
+        if isinstance(ids, (str, bytes)):
+            raise TypeError(f"ids must be integer token ids, got a {type(ids).__name__}")
+        arr = np.asarray(ids)
+        if arr.size and (arr.dtype == bool or arr.dtype.kind not in "iu"):
+            raise TypeError(f"ids must hold integer token ids, got dtype {arr.dtype}")
+        if arr.ndim != 1:
+            raise ValueError(f"ids must be one sequence (T,), got shape {arr.shape}")
+        if arr.size and ((arr < 0).any() or (arr >= len(self)).any()):
+            bad = int(arr[(arr < 0) | (arr >= len(self))][0])
+            raise ValueError(f"ids holds {bad}, not a token id 0 .. {len(self) - 1}")
+        return "".join(self.symbols[i] for i in arr.tolist())
+
+
+def corpus_sha256() -> str:
+    """The SHA-256 of the committed corpus file: the checkpoint records the one it was trained on."""
+    return hashlib.sha256(CORPUS_PATH.read_bytes()).hexdigest()
+
+
+def load_corpus() -> tuple[str, str]:
+    """(train_text, valid_text): the course's own prose (helpers/data/corpus.txt), its last 10 % for validation."""
+    if not CORPUS_PATH.exists():
+        raise FileNotFoundError(f"{CORPUS_PATH} is missing: run `make corpus`")
+    text = CORPUS_PATH.read_text(encoding="utf-8")
+    cut = int(round(len(text) * (1 - VALID_FRACTION)))
+    return text[:cut], text[cut:]
+
+
+def save_model(path: Path, config: GPTConfig, params: dict[str, np.ndarray], tokenizer: Tokenizer, **extra) -> None:
+    """One .npz file: config, parameters (float32), vocabulary, and any extra arrays (e.g. training snapshots)."""
+    arrays = {f"param/{n}": np.asarray(W, np.float32) for n, W in params.items()}
+    arrays["config"] = np.array(astuple(config), dtype=np.int64)  # (6,) in GPTConfig's field order
+    arrays["symbols"] = np.array(tokenizer.symbols)  # a unicode scalar
+    arrays.update(extra)
+    np.savez_compressed(path, **arrays)
+
+
+def load_model(path: str | Path | None = None) -> tuple[GPTConfig, dict[str, np.ndarray], Tokenizer]:
+    """(config, params (float32), tokenizer) of the committed model (helpers/data/model.npz), or of ``path``."""
+    path = MODEL_PATH if path is None else Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing: run `make model`")
+    with np.load(path, allow_pickle=False) as f:
+        config = GPTConfig(*(int(v) for v in f["config"]))
+        params = {n: f[f"param/{n}"].astype(np.float32) for n in param_shapes(config)}
+        tokenizer = Tokenizer(str(f["symbols"]))
+    _check_params(config, params)
+    return config, params, tokenizer

@@ -1,0 +1,289 @@
+"""helpers.language_model (and helpers.layers, helpers.lm_train): gradients by finite differences, generation,
+the committed model and corpus, and every bad input of issue 26."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+from helpers.backward import numerical_gradient
+from helpers.language_model import (
+    CORPUS_PATH,
+    LOG_PATH,
+    MODEL_PATH,
+    GPTConfig,
+    attention_weights,
+    forward,
+    generate,
+    init_params,
+    load_corpus,
+    load_model,
+    loss_and_grads,
+    n_params,
+    param_shapes,
+)
+from helpers.layers import (
+    cross_entropy,
+    cross_entropy_backward,
+    gelu,
+    gelu_backward,
+    layer_norm,
+    layer_norm_backward,
+)
+
+SMALL = GPTConfig(vocab_size=7, context=6, d_model=8, n_heads=2, n_layers=2, d_ff=12)
+GRAD_TOL = 1e-6  # relative to the largest gradient entry, float64 central differences (eps 1e-6)
+
+
+def _rel_err(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-12))
+
+
+def _perturbed(config: GPTConfig, seed: int = 1) -> dict[str, np.ndarray]:
+    """float64 params moved away from init (LayerNorm gains not 1, biases not 0), so every term matters."""
+    rng = np.random.default_rng(seed)
+    return {n: W + 0.3 * rng.standard_normal(W.shape) for n, W in init_params(config, seed, np.float64).items()}
+
+
+@pytest.fixture(scope="module")
+def small_batch():
+    rng = np.random.default_rng(0)
+    return rng.integers(0, SMALL.vocab_size, (3, 5)), rng.integers(0, SMALL.vocab_size, (3, 5))
+
+
+# --------------------------------------------------------------------------- each backward piece
+
+
+def test_layer_norm_matches_its_formula():
+    rng = np.random.default_rng(0)
+    x, g, b = rng.standard_normal((4, 6)), rng.standard_normal(6), rng.standard_normal(6)
+    expected = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5) * g + b  # biased var
+    np.testing.assert_allclose(layer_norm(x, g, b), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_layer_norm_backward_by_finite_differences():
+    rng = np.random.default_rng(1)
+    x, g, b, dy = (rng.standard_normal(s) for s in ((3, 5), (5,), (5,), (3, 5)))
+    dx, dg, db = layer_norm_backward(x, g, dy)
+    assert _rel_err(dx, numerical_gradient(lambda v: np.sum(dy * layer_norm(v, g, b)), x)) < GRAD_TOL
+    assert _rel_err(dg, numerical_gradient(lambda v: np.sum(dy * layer_norm(x, v, b)), g)) < GRAD_TOL
+    assert _rel_err(db, numerical_gradient(lambda v: np.sum(dy * layer_norm(x, g, v)), b)) < GRAD_TOL
+
+
+def test_gelu_is_the_tanh_form_and_its_backward_by_finite_differences():
+    x = np.linspace(-4, 4, 17)
+    expected = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+    np.testing.assert_allclose(gelu(x), expected, rtol=1e-14, atol=1e-15)
+    dy = np.random.default_rng(2).standard_normal(17)
+    assert _rel_err(gelu_backward(x, dy), numerical_gradient(lambda v: np.sum(dy * gelu(v)), x)) < GRAD_TOL
+
+
+def test_cross_entropy_and_its_backward_by_finite_differences():
+    rng = np.random.default_rng(3)
+    logits, targets = rng.standard_normal((2, 3, 5)), rng.integers(0, 5, (2, 3))
+    logp = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    expected = -np.take_along_axis(logp, targets[..., None], -1).mean()
+    assert cross_entropy(logits, targets) == pytest.approx(expected, rel=1e-12)
+    numeric = numerical_gradient(lambda v: cross_entropy(v, targets), logits)
+    assert _rel_err(cross_entropy_backward(logits, targets), numeric) < GRAD_TOL
+
+
+def _grad_check(config, params, tokens, targets, names):
+    _, grads = loss_and_grads(config, params, tokens, targets)
+    for name in names:
+        def f(W, name=name):  # the loss by the forward pass alone
+            return cross_entropy(forward(config, {**params, name: W}, tokens), targets)
+        assert grads[name].dtype == np.float64
+        assert _rel_err(grads[name], numerical_gradient(f, params[name])) < GRAD_TOL, name
+
+
+def test_embedding_gradients_by_finite_differences(small_batch):
+    # tokens repeat within the batch, so tok_emb's rows sum several positions; pos_emb rows >= T get 0
+    _grad_check(SMALL, _perturbed(SMALL), *small_batch, ["tok_emb", "pos_emb"])
+
+
+def test_attention_block_gradients_by_finite_differences(small_batch):
+    names = [f"l1.{n}" for n in ("ln1.g", "ln1.b", "W_q", "W_k", "W_v", "W_o")]
+    _grad_check(SMALL, _perturbed(SMALL), *small_batch, names)
+
+
+def test_whole_loss_gradient_by_finite_differences():
+    tiny = GPTConfig(vocab_size=5, context=4, d_model=4, n_heads=2, n_layers=2, d_ff=6)  # 334 numbers
+    rng = np.random.default_rng(5)
+    tokens, targets = rng.integers(0, 5, (2, 4)), rng.integers(0, 5, (2, 4))
+    _grad_check(tiny, _perturbed(tiny), tokens, targets, list(param_shapes(tiny)))
+
+
+# --------------------------------------------------------------------------- the model
+
+
+def test_init_params_keys_shapes_dtype_and_count():
+    params = init_params(SMALL)
+    assert list(params) == list(param_shapes(SMALL))
+    assert params["l1.W_2"].shape == (12, 8) and params["W_out"].shape == (8, 7)
+    assert all(W.dtype == np.float32 for W in params.values())
+    assert sum(W.size for W in params.values()) == n_params(SMALL)
+    np.testing.assert_array_equal(init_params(SMALL, seed=3)["tok_emb"], init_params(SMALL, seed=3)["tok_emb"])
+
+
+def test_float32_gradients_stay_float32(small_batch):
+    loss, grads = loss_and_grads(SMALL, init_params(SMALL), *small_batch)
+    assert isinstance(loss, float)
+    assert all(grads[n].dtype == np.float32 and grads[n].shape == W.shape for n, W in init_params(SMALL).items())
+
+
+def test_forward_one_sequence_equals_a_batch_row_and_is_causal():
+    params = _perturbed(SMALL)
+    tokens = np.array([[1, 2, 3, 4, 5, 6], [1, 2, 3, 0, 0, 0]])
+    logits = forward(SMALL, params, tokens)  # (2, 6, 7)
+    np.testing.assert_allclose(forward(SMALL, params, tokens[0]), logits[0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(logits[1, :3], logits[0, :3], rtol=1e-12, atol=1e-12)  # the future is hidden
+    assert not np.allclose(logits[1, 3:], logits[0, 3:])
+    w = attention_weights(SMALL, params, tokens[0])  # (L, h, T, T)
+    assert w.shape == (2, 2, 6, 6)
+    np.testing.assert_allclose(w.sum(-1), 1.0, rtol=1e-12)
+    assert np.all(np.triu(w, 1) == 0)
+
+
+# --------------------------------------------------------------------------- generation
+
+
+def test_cache_gives_the_same_tokens_as_recomputing_within_and_beyond_context():
+    params = _perturbed(SMALL, seed=4)
+    for kwargs in ({"temperature": 0}, {"temperature": 1.0, "seed": 5}, {"temperature": 0.7, "top_k": 3, "seed": 6}):
+        with_cache = generate(SMALL, params, [1, 2], 12, **kwargs)  # 14 tokens > context 6
+        without = generate(SMALL, params, [1, 2], 12, use_cache=False, **kwargs)
+        np.testing.assert_array_equal(with_cache, without)
+        assert with_cache.shape == (14,) and list(with_cache[:2]) == [1, 2]
+
+
+def test_seeded_sampling_is_reproducible_and_depends_on_the_seed():
+    params = _perturbed(SMALL, seed=4)
+    a = generate(SMALL, params, [3], 30, seed=11)
+    np.testing.assert_array_equal(a, generate(SMALL, params, [3], 30, seed=11))
+    assert not np.array_equal(a, generate(SMALL, params, [3], 30, seed=12))
+
+
+def test_temperature_zero_is_greedy_and_top_k_1_too():
+    params = _perturbed(SMALL, seed=4)
+    out = generate(SMALL, params, [2, 5], 4, temperature=0)
+    for t in range(2, 6):
+        assert out[t] == np.argmax(forward(SMALL, params, out[:t])[-1])  # argmax of the last position's logits
+    np.testing.assert_array_equal(generate(SMALL, params, [2, 5], 4, top_k=1, seed=9), out)
+
+
+def test_top_k_is_honoured():
+    params = _perturbed(SMALL, seed=4)
+    out = generate(SMALL, params, [0], 5, temperature=5.0, top_k=2, seed=1)  # hot: without top_k, anything goes
+    for t in range(1, 6):
+        top2 = np.argsort(forward(SMALL, params, out[:t])[-1])[-2:]
+        assert out[t] in top2
+
+
+# --------------------------------------------------------------------------- the committed corpus and model
+
+
+def test_committed_model_is_trained_on_the_committed_corpus():
+    with np.load(MODEL_PATH) as f:
+        recorded = str(f["corpus_sha256"])
+    assert recorded == hashlib.sha256(CORPUS_PATH.read_bytes()).hexdigest()
+    assert json.loads(LOG_PATH.read_text())["corpus_sha256"] == recorded
+
+
+def test_committed_model_reproduces_its_validation_loss_and_beats_the_bigram():
+    from helpers.lm_train import text_loss
+
+    config, params, tokenizer = load_model()
+    train_text, valid_text = load_corpus()
+    log = json.loads(LOG_PATH.read_text())
+    loss = text_loss(config, params, tokenizer.encode(valid_text, errors="replace"))
+    assert loss == pytest.approx(log["best_valid_loss"], abs=1e-4)  # float32 sums in another order: 1e-4 nats
+    assert loss <= 0.65 * log["baselines"]["bigram"]
+    assert MODEL_PATH.stat().st_size <= 5_000_000
+    assert tokenizer.decode(tokenizer.encode("attention")) == "attention"
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def _params_with(name, value):
+    return {**init_params(SMALL), name: value}
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "words"),
+    [
+        (lambda p: forward(SMALL, p, [[0, 7]]), ValueError, ["tokens", "vocab_size = 7"]),
+        (lambda p: forward(SMALL, p, [-1]), ValueError, ["tokens", "not a token id"]),
+        (lambda p: forward(SMALL, p, np.zeros(7, int)), ValueError, ["tokens", "(7,)", "context = 6"]),
+        (lambda p: forward(SMALL, p, np.zeros(3)), TypeError, ["tokens", "float64"]),
+        (lambda p: forward(SMALL, p, np.zeros((1, 1, 3), int)), ValueError, ["tokens", "(1, 1, 3)"]),
+        (lambda p: forward(SMALL, p, np.zeros(0, int)), ValueError, ["tokens", "empty"]),
+        (lambda p: forward(SMALL, {k: v for k, v in p.items() if k != "l1.W_v"}, [1]), ValueError,
+         ["missing", "l1.W_v"]),
+        (lambda p: forward(SMALL, {**p, "l0.W_1": np.zeros((8, 11), np.float32)}, [1]), ValueError,
+         ["l0.W_1", "(8, 11)", "(8, 12)"]),
+        (lambda p: forward(SMALL, {**p, "l0.b_1": np.full(12, np.nan, np.float32)}, [1]), ValueError,
+         ["l0.b_1", "finite"]),
+        (lambda p: forward(SMALL, {**p, "W_out": np.full((8, 7), np.inf, np.float32)}, [1]), ValueError,
+         ["W_out", "inf"]),
+        (lambda p: forward(SMALL, {**p, "l2.W_q": np.zeros((8, 8), np.float32)}, [1]), ValueError, ["l2.W_q"]),
+        (lambda p: loss_and_grads(SMALL, p, [[1, 2, 3]], [[1, 2]]), ValueError, ["targets", "(1, 2)", "(1, 3)"]),
+        (lambda p: loss_and_grads(SMALL, p, [[1, 2]], [[1, 9]]), ValueError, ["targets", "9"]),
+        (lambda p: loss_and_grads(SMALL, p, [1, 2], [[1, 2]]), ValueError, ["targets", "(1, 2)", "(2,)"]),
+        (lambda p: generate(SMALL, p, [1], 3, temperature=-0.5), ValueError, ["temperature", "-0.5"]),
+        (lambda p: generate(SMALL, p, [1], 3, top_k=0), ValueError, ["top_k", "at least 1"]),
+        (lambda p: generate(SMALL, p, [1], 3, top_k=8), ValueError, ["top_k", "at most 7"]),
+        (lambda p: generate(SMALL, p, [], 3), ValueError, ["prompt", "empty"]),
+        (lambda p: generate(SMALL, p, [1], -1), ValueError, ["n_new"]),
+        (lambda p: generate(SMALL, p, [1.0], 3), TypeError, ["prompt", "float"]),
+    ],
+)
+def test_bad_input_is_refused_naming_the_argument(call, error, words):
+    with pytest.raises(error) as info:
+        call(init_params(SMALL))
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+
+
+def test_bad_configs_are_refused():
+    with pytest.raises(ValueError, match=r"n_heads = 3 does not divide d_model = 8"):
+        GPTConfig(7, 6, 8, 3, 1, 12)
+    with pytest.raises(ValueError, match=r"n_layers must be at least 1, got 0"):
+        GPTConfig(7, 6, 8, 2, 0, 12)
+    with pytest.raises(TypeError, match=r"context must be an integer"):
+        GPTConfig(7, 6.0, 8, 2, 1, 12)
+
+
+def test_characters_outside_the_vocabulary_are_named_or_mapped_to_unknown():
+    _, _, tokenizer = load_model()
+    with pytest.raises(ValueError, match="not in the vocabulary: \\['😀'\\]"):
+        tokenizer.encode("a😀b")
+    ids = tokenizer.encode("a😀b", errors="replace")
+    assert ids[1] == 0 and tokenizer.decode(ids) == "a\ufffdb"
+
+
+def test_committed_model_has_an_induction_head():
+    from helpers.lm_train import induction_probe, induction_scores
+
+    config, params, _ = load_model()
+    scores = induction_scores(config, params, induction_probe(config.vocab_size))  # (L, h)
+    assert scores.shape == (config.n_layers, config.n_heads)
+    assert scores.max() >= 0.3  # issue 26's threshold; the committed model's best head scores about 0.88
+
+
+def test_training_log_keeps_what_notebook_13_needs_without_whole_models():
+    log = json.loads(LOG_PATH.read_text())
+    steps = [s["step"] for s in log["snapshots"]]
+    assert steps == list(range(0, log["steps"] + 1, 200))
+    assert {"train_loss", "valid_loss", "induction", "repeat_first", "repeat_second"} <= set(log["snapshots"][-1])
+    config, _, _ = load_model()
+    with np.load(MODEL_PATH) as f:
+        attention = f["probe_attention"]  # (snapshots, L, probes, h, T, T), float16
+        assert list(f["probe_steps"]) == steps
+        assert attention.shape[:4] == (len(steps), config.n_layers, len(f["probe_texts"]), config.n_heads)
+        assert attention.dtype == np.float16
+    assert log["best_step"] in steps
