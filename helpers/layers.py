@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from helpers.attention import _as_numeric
+from helpers.validate import as_numeric
 
 __all__ = [
     "LN_EPS",
@@ -132,7 +132,7 @@ def _cross_entropy_backward(probs: np.ndarray, targets: np.ndarray) -> np.ndarra
 
 
 def _check_vector(v: object, name: str, d: int, x_shape: tuple) -> np.ndarray:
-    v = _as_numeric(v, name)
+    v = as_numeric(v, name)
     if v.shape != (d,):
         raise ValueError(f"{name} has shape {v.shape} but x has shape {x_shape}: {name} needs shape ({d},)")
     return v
@@ -140,7 +140,7 @@ def _check_vector(v: object, name: str, d: int, x_shape: tuple) -> np.ndarray:
 
 def layer_norm(x: object, g: object, b: object) -> np.ndarray:
     """LayerNorm over the last axis: (x − mean)/√(var + 1e-5) ∘ g + b, x (..., d), g and b (d,)."""
-    x = _as_numeric(x, "x", min_ndim=1)
+    x = as_numeric(x, "x", min_ndim=1)
     g = _check_vector(g, "g", x.shape[-1], x.shape)
     b = _check_vector(b, "b", x.shape[-1], x.shape)
     dtype = np.result_type(x, g, b)
@@ -149,9 +149,9 @@ def layer_norm(x: object, g: object, b: object) -> np.ndarray:
 
 def layer_norm_backward(x: object, g: object, grad_output: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(dx (..., d), dg (d,), db (d,)): the gradients of sum(grad_output ∘ layer_norm(x, g, b))."""
-    x = _as_numeric(x, "x", min_ndim=1)
+    x = as_numeric(x, "x", min_ndim=1)
     g = _check_vector(g, "g", x.shape[-1], x.shape)
-    dy = _as_numeric(grad_output, "grad_output")
+    dy = as_numeric(grad_output, "grad_output")
     if dy.shape != x.shape:
         raise ValueError(f"grad_output has shape {dy.shape} but x has shape {x.shape}; they must match")
     dtype = np.result_type(x, g, dy)
@@ -162,14 +162,14 @@ def layer_norm_backward(x: object, g: object, grad_output: object) -> tuple[np.n
 
 def gelu(x: object) -> np.ndarray:
     """GELU, the tanh form: ½ x (1 + tanh(√(2/π)(x + 0.044715 x³))), elementwise."""
-    x = _as_numeric(x, "x")
+    x = as_numeric(x, "x")
     return _gelu(x)[0]
 
 
 def gelu_backward(x: object, grad_output: object) -> np.ndarray:
     """dL/dx = grad_output ∘ GELU'(x), the shape of x."""
-    x = _as_numeric(x, "x")
-    dy = _as_numeric(grad_output, "grad_output")
+    x = as_numeric(x, "x")
+    dy = as_numeric(grad_output, "grad_output")
     if dy.shape != x.shape:
         raise ValueError(f"grad_output has shape {dy.shape} but x has shape {x.shape}; they must match")
     dtype = np.result_type(x, dy)
@@ -178,7 +178,7 @@ def gelu_backward(x: object, grad_output: object) -> np.ndarray:
 
 
 def _check_logits_targets(logits: object, targets: object) -> tuple[np.ndarray, np.ndarray]:
-    logits = _as_numeric(logits, "logits", min_ndim=1)
+    logits = as_numeric(logits, "logits", min_ndim=1)
     if isinstance(targets, (str, bytes)):
         raise TypeError(f"targets must be integer token ids, got a {type(targets).__name__}")
     targets = np.asarray(targets)
