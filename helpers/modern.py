@@ -48,6 +48,7 @@ from helpers.validate import (
 
 __all__ = [
     "softmax_with_sink",
+    "output_gate",
     "soft_cap",
     "rms_norm",
     "qk_norm_score_bound",
@@ -60,6 +61,7 @@ __all__ = [
     "recall_task",
     "recall_readout",
     "recall_accuracy",
+    "overlap_recall_accuracy",
     "RECALL_METHODS",
 ]
 
@@ -101,6 +103,25 @@ def softmax_with_sink(scores: object, sink_logit: object = 0.0) -> np.ndarray:
         e = np.exp(s - m)  # (..., T_k) each <= 1: no overflow
         total = e.sum(axis=-1, keepdims=True) + np.exp(sink - m)  # (..., 1) >= 1: one term is exp(0)
     return e / total  # (..., T_k)
+
+
+def output_gate(O: object, gate_logits: object) -> np.ndarray:
+    """O · σ(gate_logits): each output row scaled by a gate in (0, 1) (Qwen3-Next's gated attention).
+
+    O (..., T, d_v); gate_logits broadcasts to O: (..., T, 1) one gate per token, or (..., T, d_v) one per
+    feature. σ(z) = 1 / (1 + e^(-z)), computed without overflow for large |z|.
+    """
+    O = as_numeric(O, "O", min_ndim=1)
+    z = as_numeric(gate_logits, "gate_logits")
+    try:
+        ok = np.broadcast_shapes(z.shape, O.shape) == O.shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"gate_logits has shape {z.shape}, which does not broadcast to O's shape {O.shape}; one gate "
+                         "per token is shape (T, 1)")
+    gate = np.exp(-np.logaddexp(0.0, -z))  # σ(z) = exp(−log(1 + e^(−z))), no overflow
+    return O * gate  # same shape as O
 
 
 # --------------------------------------------------------------------------- bounded scores
@@ -369,3 +390,29 @@ def recall_accuracy(n: int, method: str, beta: float = 1.0, alpha: float = 1.0, 
             right += int(np.argmin(dist) == latest[s])
             total += 1
     return right / total
+
+
+def overlap_recall_accuracy(n: int, method: str, *, d_k: int = 16, d_v: int = 16, seeds: int = 50) -> float:
+    """Recall when the keys overlap: n random unit keys in d_k dimensions (no key written twice), β = α = 1, each
+    key read back once after all writes; the fraction whose readout is nearest (Euclidean) to its own value."""
+    method = check_choice(method, "method", RECALL_METHODS)
+    n = check_int(n, "n", minimum=1, maximum=10_000)
+    d_k = check_int(d_k, "d_k", minimum=1, maximum=1_000)
+    d_v = check_int(d_v, "d_v", minimum=1, maximum=1_000)
+    seeds = check_int(seeds, "seeds", minimum=1, maximum=10_000)
+    right = 0
+    for seed in range(seeds):
+        rng = np.random.default_rng(seed)
+        K = rng.normal(size=(n, d_k))  # (n, d_k)
+        K /= np.linalg.norm(K, axis=1, keepdims=True)  # unit keys, not orthogonal
+        V = rng.normal(size=(n, d_v))  # (n, d_v)
+        if method == "delta":
+            S = np.zeros((d_v, d_k))  # (d_v, d_k)
+            for k, v in zip(K, V, strict=True):
+                S = S + np.outer(v - S @ k, k)  # β = 1: erase what S held for k, write v
+        else:
+            S = V.T @ K  # (d_v, n) @ (n, d_k): the sum of every v kᵀ
+        R = K @ S.T  # (n, d_k) @ (d_k, d_v) -> (n, d_v): each key read back
+        dist = ((R[:, None, :] - V[None, :, :]) ** 2).sum(axis=-1)  # (n, n) readout i to value j
+        right += int((dist.argmin(axis=1) == np.arange(n)).sum())
+    return right / (n * seeds)

@@ -300,3 +300,19 @@ def test_sinks_below_zero_are_refused_and_without_a_window_sinks_change_nothing(
     cache.append(x, x)
     np.testing.assert_array_equal(cache.K, x)
     assert "sinks=3" in repr(cache)
+
+
+def test_output_gate_is_o_times_the_sigmoid_and_refuses_a_gate_that_does_not_broadcast():
+    from helpers.modern import output_gate
+
+    O, z = np.arange(6.0).reshape(3, 2), np.array([[-800.0], [0.0], [3.0]])
+    np.testing.assert_allclose(output_gate(O, z), O * np.array([[0.0], [0.5], [1 / (1 + math.exp(-3))]]), **TOL)
+    with pytest.raises(ValueError, match=r"gate_logits has shape \(2,\), which does not broadcast to O's shape"):
+        output_gate(np.ones((3, 4)), np.ones(2))
+
+
+def test_with_overlapping_keys_and_no_updates_both_recall_everything_while_n_is_small():
+    from helpers.modern import overlap_recall_accuracy
+
+    assert overlap_recall_accuracy(1, "linear", seeds=5) == 1.0 == overlap_recall_accuracy(1, "delta", seeds=5)
+    assert 0 < overlap_recall_accuracy(24, "delta", seeds=5) < 1
