@@ -1,4 +1,5 @@
-"""The explorers of lesson 14, what today's models change in attention: a sink logit, and the delta rule's memory."""
+"""The explorers of lesson 14, what today's models change in attention: a sink logit, bounded scores, a pattern of
+local and global layers, the delta rule's memory."""
 
 from __future__ import annotations
 
@@ -12,11 +13,23 @@ from helpers.attention import causal_mask, project_qkv, softmax
 from helpers.controls import scalar_slider
 from helpers.explorer import Explorer, Shown
 from helpers.explorers.common import register
-from helpers.modern import recall_accuracy, recall_readout, recall_task, softmax_with_sink
+from helpers.longcontext import sliding_window_mask
+from helpers.modern import (
+    layer_kinds,
+    pattern_reach,
+    qk_norm_score_bound,
+    recall_accuracy,
+    recall_readout,
+    recall_task,
+    rms_norm,
+    soft_cap,
+    softmax_with_sink,
+)
 from helpers.panels import Panel, View
 from helpers.validate import check_int, check_matrix, check_tokens
 
-__all__ = ["SinkExplorer", "sink_explorer", "DeltaRuleExplorer", "delta_rule_explorer", "SINK_LABEL"]
+__all__ = ["SinkExplorer", "sink_explorer", "BoundedScoresExplorer", "bounded_scores_explorer", "LayerPatternExplorer",
+           "layer_pattern_explorer", "DeltaRuleExplorer", "delta_rule_explorer", "SINK_LABEL"]
 
 SINK_LABEL = "sink"  # the column that shows the weight the sink took
 
@@ -110,3 +123,88 @@ class DeltaRuleExplorer(Explorer):
 
 
 delta_rule_explorer = DeltaRuleExplorer
+
+
+@register(demo=lambda: BoundedScoresExplorer(S.embeddings(), S.TOKENS))
+class BoundedScoresExplorer(Explorer):
+    """14: 01's attention without weight matrices, queries = keys = a·X with a = 10^m; the attention weights of plain
+    softmax, after QK-norm (``rms_norm`` with gain g on queries and keys) and after soft-capping at c."""
+
+    kind = "bounded-scores"
+    about = ("sliders for the size of the vectors (a = 10^m), the QK-norm gain g and the soft cap c; the attention "
+             "weights of plain softmax, after QK-norm and after soft-capping, and each one's largest score")
+
+    def __init__(self, X: object, token_labels: Sequence[str] | None = None, *, m: float = 0.0, gain: float = 1.0,
+                 cap: float = 5.0) -> None:
+        self.X = check_matrix(X, "X").astype(float)  # (T, d)
+        self.tokens = check_tokens(token_labels, self.X.shape[0])
+        super().__init__(
+            m=scalar_slider("m", float(m), min=-1.0, max=2.0, step=0.25, description="size a = 10^m",
+                            readout_format=".2f"),
+            gain=scalar_slider("gain", float(gain), min=0.25, max=4.0, step=0.25, description="QK-norm gain g",
+                               readout_format=".2f"),
+            cap=scalar_slider("cap", float(cap), min=1.0, max=50.0, step=1.0, description="soft cap c",
+                              readout_format=".0f"),
+        )
+
+    def show(self, m: float, gain: float, cap: float) -> Shown:
+        d = self.X.shape[1]
+        A = 10.0**m * self.X  # (T, d) queries and keys alike
+        raw = A @ A.T / np.sqrt(d)  # (T, d) @ (d, T) -> (T, T) scaled scores
+        g = np.full(d, gain)  # (d,)
+        An = rms_norm(A, g)  # (T, d) each row: root mean square 1, times g
+        normed = An @ An.T / np.sqrt(d)  # (T, T)
+        capped = soft_cap(raw, cap)  # (T, T)
+        ws = {"plain": softmax(raw), "QK-norm": softmax(normed), "soft cap": softmax(capped)}  # (T, T) each
+        t = self.tokens
+        panels = [Panel(ws["plain"], f"plain, a = 10^{m:.2f}", t, t), Panel(ws["QK-norm"], f"QK-norm, g = {gain:g}", t, t),
+                  Panel(ws["soft cap"], f"soft cap c = {cap:g}", t, t)]
+        top = {"plain": np.abs(raw).max(), "QK-norm": np.abs(normed).max(), "soft cap": np.abs(capped).max()}
+        bound = qk_norm_score_bound(d, g, g)
+        note = (f"largest |scaled score|: plain <b>{top['plain']:.4g}</b>, QK-norm {top['QK-norm']:.3f} "
+                f"(bound √d·g² = {bound:.3f}), soft cap {top['soft cap']:.3f} (bound c = {cap:g}); "
+                f"exp overflows float32 above 88.72")
+        inputs = {"X": self.X, "m": m, "gain": gain, "cap": cap}
+        return Shown(View(panels), inputs=inputs, weights=ws["QK-norm"], output=None, note=note,
+                     extra={"largest_score": top, "bound": bound})
+
+
+bounded_scores_explorer = BoundedScoresExplorer
+
+
+@register(demo=lambda: LayerPatternExplorer())
+class LayerPatternExplorer(Explorer):
+    """14: L layers of T tokens, r local layers (a window of w keys) per global one: whom each token can draw on
+    after the layers (``helpers.modern.pattern_reach``), and how many positions the layers' caches hold."""
+
+    kind = "layer-pattern"
+    about = ("sliders for the local layers per global one, the window and the number of layers; who can draw on "
+             "whom after the layers, and the positions their caches hold")
+
+    def __init__(self, T: int = 12, *, local_per_global: int = 1, window: int = 3, n_layers: int = 2) -> None:
+        self.T = check_int(T, "T", minimum=2, maximum=40)
+        super().__init__(
+            local_per_global=scalar_slider("local_per_global", local_per_global, min=0, max=5, integer=True,
+                                           description="local layers per global"),
+            window=scalar_slider("window", window, min=1, max=self.T, integer=True, description="window w"),
+            n_layers=scalar_slider("n_layers", n_layers, min=1, max=6, integer=True, description="layers L"),
+        )
+
+    def show(self, local_per_global: int, window: int, n_layers: int) -> Shown:
+        kinds = layer_kinds(n_layers, local_per_global)
+        R = pattern_reach(self.T, window, kinds).astype(float)  # (T, T) 1 = token i can draw on token j
+        band = sliding_window_mask(self.T, window).astype(float)  # (T, T) one local layer
+        labels = [str(i + 1) for i in range(self.T)]
+        panels = [Panel(band, f"one local layer, w = {window}", labels, labels, kind="values", vmin=0, vmax=1,
+                        xlabel="key", ylabel="query"),
+                  Panel(R, f"after {n_layers}: {', '.join(kinds)}", labels, labels, kind="values", vmin=0, vmax=1,
+                        xlabel="token j", ylabel="token i")]
+        cached = sum(min(self.T, window) if k == "local" else self.T for k in kinds)
+        note = (f"layers: {', '.join(kinds)}; the last token draws on tokens {int(np.argmax(R[-1])) + 1}–{self.T}; "
+                f"positions cached at T = {self.T}: <b>{cached}</b> (all global: {n_layers * self.T})")
+        inputs = {"T": self.T, "local_per_global": local_per_global, "window": window, "n_layers": n_layers}
+        return Shown(View(panels, color_bars=False), inputs=inputs, weights=R, output=None, note=note,
+                     extra={"kinds": kinds, "cached": cached})
+
+
+layer_pattern_explorer = LayerPatternExplorer

@@ -264,6 +264,33 @@ def _sink(inputs: dict) -> Expected:
     return Expected(w, w @ V, [main, ref])
 
 
+def _bounded_scores(inputs: dict) -> Expected:
+    """14: queries = keys = 10^m · X; plain softmax, after QK-norm with gain g, after soft-capping at c (formulas)."""
+    missing = [n for n in ("X", "m", "gain", "cap") if n not in inputs]
+    assert not missing, f"data-state of a 'bounded-scores' explorer lacks {missing}; it has {sorted(inputs)}"
+    X = number_array(inputs["X"])  # (T, d)
+    d, a, g, c = X.shape[1], 10.0 ** float(inputs["m"]), float(inputs["gain"]), float(inputs["cap"])
+    A = a * X  # (T, d)
+    An = A / np.sqrt((A**2).mean(axis=1, keepdims=True) + 1e-6) * g  # (T, d) RMS norm, gain g on every feature
+    raw, normed = A @ A.T / np.sqrt(d), An @ An.T / np.sqrt(d)  # (T, T) each
+    ws = [att.softmax(raw), att.softmax(normed), att.softmax(c * np.tanh(raw / c))]
+    return Expected(ws[1], None, ws)
+
+
+def _layer_pattern(inputs: dict) -> Expected:
+    """14: the band mask of one local layer, and the reach after the layers by paths (a loop, not a matrix product)."""
+    missing = [n for n in ("T", "local_per_global", "window", "n_layers") if n not in inputs]
+    assert not missing, f"data-state of a 'layer-pattern' explorer lacks {missing}; it has {sorted(inputs)}"
+    T, r, w, L = (int(inputs[n]) for n in ("T", "local_per_global", "window", "n_layers"))
+    band = np.array([[float(i - w < j <= i) for j in range(T)] for i in range(T)])  # (T, T)
+    reach = [{i} for i in range(T)]  # token i depends on these tokens
+    for layer in range(L):
+        is_global = (layer + 1) % (r + 1) == 0
+        reach = [set().union(*(reach[j] for j in range(i + 1) if is_global or i - j < w)) for i in range(T)]
+    R = np.array([[float(j in reach[i]) for j in range(T)] for i in range(T)])  # (T, T)
+    return Expected(R, None, [band, R])
+
+
 def _delta_rule(inputs: dict) -> Expected:
     """14: the recall toy's readouts, from the writes K → V in the data-state, by the defining recurrences."""
     from helpers.modern import recall_task
@@ -301,6 +328,8 @@ KINDS: dict[str, Callable[[dict], Expected]] = {
     "generation": _generation,
     "long-context": _long_context,
     "sink": _sink,
+    "bounded-scores": _bounded_scores,
+    "layer-pattern": _layer_pattern,
     "delta-rule": _delta_rule,
 }
 
