@@ -110,3 +110,20 @@ def test_the_explorers_refuse_bad_arguments_in_words():
         sink_explorer(embeddings(), *pronoun_head(), ["a", "b"])
     with pytest.raises(ValueError, match="d_k must be at most 12"):
         delta_rule_explorer(d_k=20)
+
+
+def test_the_bounded_scores_and_layer_pattern_explorers_show_their_bounds_and_refuse_bad_arguments():
+    from helpers.explorers import bounded_scores_explorer, layer_pattern_explorer
+    from helpers.sentence import TOKENS, embeddings
+
+    ex = bounded_scores_explorer(embeddings(), TOKENS, m=2.0, gain=2.0, cap=10.0)
+    top = ex.state()["largest_score"]
+    assert top["plain"] > 1000 and top["QK-norm"] <= ex.state()["bound"] + 1e-12 and top["soft cap"] <= 10.0
+    with pytest.raises(ValueError, match="outside its range"):
+        bounded_scores_explorer(embeddings(), TOKENS, m=5.0)
+    pattern = layer_pattern_explorer(T=10, local_per_global=5, window=2, n_layers=5)
+    assert pattern.state()["cached"] == 5 * 2 and not pattern.weights[-1, 0]  # 5 local layers reach 5 back, not 9
+    pattern.set(n_layers=6)  # the sixth is global
+    assert pattern.weights[-1, 0] and pattern.state()["cached"] == 5 * 2 + 10
+    with pytest.raises(ValueError, match="T must be at most 40"):
+        layer_pattern_explorer(T=100)
