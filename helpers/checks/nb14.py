@@ -26,7 +26,13 @@ import numpy as np
 from helpers.attention import softmax
 from helpers.checks import Verdict, check_array_any_shape, check_number, exercise_check
 from helpers.generation import kv_cache_bytes
-from helpers.modern import gated_delta_rule, layer_kinds, pattern_cache_bytes, qk_norm_score_bound, softmax_with_sink
+from helpers.modern import (
+    gated_delta_rule,
+    layer_kinds,
+    pattern_cache_bytes,
+    qk_norm_score_bound,
+    softmax_with_sink,
+)
 
 __all__ = [
     "EX_SCORES",
