@@ -3,7 +3,8 @@
 ``from helpers import softmax, single_head_attention, ...`` gives the math. Where everything lives:
 
 - the math, one module per concern: ``attention`` (softmax, heads, masks, tiling), ``backward``,
-  ``numerics``, ``positions``, ``training``, ``generation``, ``longcontext``, ``induction``; the
+  ``numerics``, ``positions``, ``training``, ``generation``, ``longcontext``, ``induction``, ``modern`` (14: sinks,
+  bounded scores, local/global layers, the delta rule); the
   reference texts' numbers in ``examples`` and the series' running sentence in ``sentence``;
 - argument checks that every module shares (one wording for each mistake): ``validate``;
 - what a heatmap shows, in any medium (numbers, colours, texts, colour bars): ``panels``;
@@ -44,7 +45,9 @@ from helpers.longcontext import (
     linear_attention,
     linear_attention_recurrent,
     sliding_window_mask,
+    streaming_mask,
 )
+from helpers.modern import gated_delta_rule, rms_norm, soft_cap, softmax_with_sink
 from helpers.positions import rotary, sinusoidal_positions
 
 __all__ = [
@@ -69,10 +72,15 @@ __all__ = [
     "self_attention",
     "single_head_attention",
     "sliding_window_mask",
+    "streaming_mask",
     "sinusoidal_positions",
     "softmax",
     "softmax_backward",
     "softmax_jacobian",
+    "softmax_with_sink",
+    "soft_cap",
+    "rms_norm",
+    "gated_delta_rule",
     "split_heads",
     "tiled_attention",
     "xavier_normal",

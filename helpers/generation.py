@@ -180,28 +180,37 @@ class KVCache:
     """The keys and values of the positions seen so far, per key/value head: K and V (g, n, d_head).
 
     ``append(k, v)`` adds t >= 1 positions (k and v of shape (g, t, d_head)). With ``window=w`` only the
-    last w positions are kept (sliding-window attention). ``K`` and ``V`` are read-only views that stay
-    valid after later appends (a later append never overwrites a position an earlier view shows).
-    The dtype is that of the first append; later appends must match it.
+    last w positions are kept (sliding-window attention); with ``sinks=s`` as well, the first s positions are
+    kept too (StreamingLLM, Xiao et al. 2023): the cache then holds the positions j of the mask "j < s or
+    i − j < w" for the newest position i, at most s + w of them. ``K`` and ``V`` are read-only views that stay
+    valid after later appends (a later append never overwrites a position an earlier view shows; once sinks
+    and window are apart, they are a fresh copy of both). The dtype is that of the first append; later
+    appends must match it. Without a window every position is kept and ``sinks`` changes nothing.
     """
 
-    def __init__(self, n_kv_heads: int, d_head: int, window: int | None = None) -> None:
+    def __init__(self, n_kv_heads: int, d_head: int, window: int | None = None, sinks: int = 0) -> None:
         self.n_kv_heads = check_int(n_kv_heads, "n_kv_heads", minimum=1)
         self.d_head = check_int(d_head, "d_head", minimum=1)
         self.window = None if window is None else check_int(window, "window", minimum=1)
-        self._k: np.ndarray | None = None  # (g, capacity, d_head) buffer; rows start..stop-1 are the cache
+        self.sinks = check_int(sinks, "sinks", minimum=0)
+        self._n_slots = self.sinks if self.window is not None else 0  # sink rows kept apart (none without a window)
+        self._k: np.ndarray | None = None  # (g, capacity, d_head) buffer; rows start..stop-1 are the rolling part
         self._v: np.ndarray | None = None  # (g, capacity, d_head)
+        self._sk: np.ndarray | None = None  # (g, sinks, d_head) the first positions, kept for good
+        self._sv: np.ndarray | None = None  # (g, sinks, d_head)
+        self._n_sink = 0  # sink rows filled
         self._start = 0  # first cached row in the buffers
         self._stop = 0  # one past the last cached row
         self._seen = 0  # positions appended since creation (the next position's index)
 
     def __len__(self) -> int:
-        return self._stop - self._start
+        return self._n_sink + self._stop - self._start
 
     def __repr__(self) -> str:
         window = "" if self.window is None else f", window={self.window}"
+        sinks = f", sinks={self.sinks}" if self.sinks else ""
         return (
-            f"KVCache(n_kv_heads={self.n_kv_heads}, d_head={self.d_head}{window}): {len(self)} positions "
+            f"KVCache(n_kv_heads={self.n_kv_heads}, d_head={self.d_head}{window}{sinks}): {len(self)} positions "
             f"cached of {self._seen} seen, {self.nbytes} bytes"
         )
 
@@ -213,29 +222,36 @@ class KVCache:
     @property
     def positions(self) -> np.ndarray:
         """The positions (counted from 0) of the cached rows, oldest first: shape (n,)."""
-        return np.arange(self._seen - len(self), self._seen)  # (n,)
+        rolling = self._stop - self._start
+        return np.concatenate([np.arange(self._n_sink), np.arange(self._seen - rolling, self._seen)])  # (n,)
 
-    def _view(self, buf: np.ndarray | None) -> np.ndarray:
-        if buf is None:
+    def _view(self, buf: np.ndarray | None, sink: np.ndarray | None) -> np.ndarray:
+        if buf is None and sink is None:
             return np.zeros((self.n_kv_heads, 0, self.d_head))  # (g, 0, d_head) nothing cached yet
-        view = buf[:, self._start : self._stop]  # (g, n, d_head) a view, no copy
+        if self._n_sink == 0:
+            view = buf[:, self._start : self._stop]  # (g, n, d_head) a view, no copy
+        elif buf is None or self._stop == self._start:
+            view = sink[:, : self._n_sink]  # (g, n_sink, d_head) only sinks so far
+        else:  # the sinks, then the rolling window: a copy (they are not next to each other in memory)
+            view = np.concatenate([sink[:, : self._n_sink], buf[:, self._start : self._stop]], axis=1)  # (g, n, d_head)
         view.flags.writeable = False
         return view
 
     @property
     def K(self) -> np.ndarray:
         """The cached keys, oldest first: (g, n, d_head), read-only."""
-        return self._view(self._k)
+        return self._view(self._k, self._sk)
 
     @property
     def V(self) -> np.ndarray:
         """The cached values, oldest first: (g, n, d_head), read-only."""
-        return self._view(self._v)
+        return self._view(self._v, self._sv)
 
     @property
     def dtype(self) -> np.dtype | None:
         """The float type of the cached keys and values, set by the first append (None before it)."""
-        return None if self._k is None else self._k.dtype
+        buf = self._k if self._k is not None else self._sk
+        return None if buf is None else buf.dtype
 
     @contextmanager
     def transaction(self) -> Iterator[KVCache]:
@@ -244,19 +260,19 @@ class KVCache:
         An append writes only rows past the cached ones, or into a new buffer (the old one is kept), so
         restoring the buffers and the counters restores the cache exactly.
         """
-        saved = (self._k, self._v, self._start, self._stop, self._seen)
+        saved = (self._k, self._v, self._sk, self._sv, self._n_sink, self._start, self._stop, self._seen)
         try:
             yield self
         except BaseException:
-            self._k, self._v, self._start, self._stop, self._seen = saved
+            self._k, self._v, self._sk, self._sv, self._n_sink, self._start, self._stop, self._seen = saved
             raise
 
     @property
     def nbytes(self) -> int:
         """Bytes of the cached keys and values: 2 · g · n · d_head · bytes per number (0 when empty)."""
-        if self._k is None:
+        if self.dtype is None:
             return 0
-        return 2 * self.n_kv_heads * len(self) * self.d_head * self._k.itemsize
+        return 2 * self.n_kv_heads * len(self) * self.d_head * self.dtype.itemsize
 
     def _check_new(self, x: object, name: str) -> np.ndarray:
         x = as_numeric(x, name, min_ndim=3)
@@ -265,8 +281,8 @@ class KVCache:
                 f"{name} has shape {x.shape} but this cache holds n_kv_heads = {self.n_kv_heads} heads of "
                 f"d_head = {self.d_head}: {name} needs shape ({self.n_kv_heads}, t, {self.d_head})"
             )
-        if self._k is not None and x.dtype != self._k.dtype:
-            raise TypeError(f"{name} has dtype {x.dtype} but this cache holds {self._k.dtype} (set by the first append)")
+        if self.dtype is not None and x.dtype != self.dtype:
+            raise TypeError(f"{name} has dtype {x.dtype} but this cache holds {self.dtype} (set by the first append)")
         return x
 
     def append(self, k: object, v: object) -> None:
@@ -279,6 +295,18 @@ class KVCache:
 
     def _store(self, k: np.ndarray, v: np.ndarray) -> None:
         """append without its checks: k and v are (g, t, d_head) float arrays of the cache's dtype."""
+        if self._n_sink < self._n_slots:  # the first positions go to the sinks, kept for good
+            if self._sk is None:
+                self._sk = np.empty((self.n_kv_heads, self._n_slots, self.d_head), dtype=k.dtype)  # (g, s, d_head)
+                self._sv = np.empty_like(self._sk)  # (g, s, d_head)
+            m = min(k.shape[1], self._n_slots - self._n_sink)  # positions that still fit among the sinks
+            self._sk[:, self._n_sink : self._n_sink + m] = k[:, :m]  # (g, m, d_head)
+            self._sv[:, self._n_sink : self._n_sink + m] = v[:, :m]
+            self._n_sink += m
+            self._seen += m
+            k, v = k[:, m:], v[:, m:]  # (g, t - m, d_head) the rest rolls
+            if k.shape[1] == 0:
+                return
         t = k.shape[1]
         self._seen += t
         if self.window is not None and t > self.window:  # only the last w new positions can stay

@@ -48,6 +48,7 @@ from helpers.validate import (
 
 __all__ = [
     "sliding_window_mask",
+    "streaming_mask",
     "window_reach",
     "latent_attention",
     "absorbed_matrices",
@@ -71,6 +72,18 @@ def sliding_window_mask(T: int, window: int) -> np.ndarray:
     i = np.arange(T)[:, None]  # (T, 1) query positions
     j = np.arange(T)[None, :]  # (1, T) key positions
     return (j <= i) & (j > i - window)  # (T, T); window >= T gives the causal mask
+
+
+def streaming_mask(T: int, window: int, sinks: int) -> np.ndarray:
+    """Boolean (T, T), True where query i may attend key j: j <= i and (j < sinks or i - j < window).
+
+    The band of ``sliding_window_mask`` plus the first ``sinks`` keys, which every query keeps
+    (StreamingLLM, Xiao et al. 2023: a sliding cache that keeps the first tokens); sinks=0 is the band.
+    """
+    band = sliding_window_mask(T, window)  # (T, T) checks T and window
+    sinks = check_int(sinks, "sinks", minimum=0)
+    j = np.arange(band.shape[0])[None, :]  # (1, T) key positions
+    return band | (np.tri(band.shape[0], dtype=bool) & (j < sinks))  # (T, T): j <= i and a sink
 
 
 def window_reach(T: int, window: int, n_layers: int) -> np.ndarray:
