@@ -102,9 +102,13 @@ def write_gitconfig(course: Path, venv: Path) -> Path:
     return path
 
 
-def settings(env: dict[str, str] | None = None) -> dict[str, str]:
-    """The ATTN_HUB_* variables of hub/jupyterhub_config.py, from the user's settings; Problem if one is wrong."""
+def settings(env: dict[str, str] | None = None, serving: bool = True) -> dict[str, str]:
+    """The ATTN_HUB_* variables of hub/jupyterhub_config.py, from the user's settings; Problem if one is wrong.
+    ``serving=False`` (a link): no passwords, proxy or free ports needed."""
     env = dict(os.environ if env is None else env)
+    if not serving:
+        env.setdefault("CLASS_PASSWORD", "-" * 8)
+        env.setdefault("TEACHER_PASSWORD", "+" * 32)
     root = os.geteuid() == 0
     isolation = env.get("ISOLATION") or "users"
     if isolation not in {"users", "none"}:
@@ -156,7 +160,7 @@ def settings(env: dict[str, str] | None = None) -> dict[str, str]:
     if branch == "HEAD":
         raise Problem(f"{course} is on no branch (a detached HEAD): check out a branch, or set BRANCH=")
     _git("rev-parse", "--verify", f"refs/heads/{branch}", cwd=course)
-    if not PROXY.exists():
+    if serving and not PROXY.exists():
         hint = ("npm is missing: install Node.js and npm (`apt-get install nodejs npm`), then run make hub again"
                 if shutil.which("npm") is None else "run `make hub` (it installs it with npm into hub/node_modules)")
         raise Problem(f"configurable-http-proxy (JupyterHub's proxy) is not installed: {hint}")
@@ -166,7 +170,7 @@ def settings(env: dict[str, str] | None = None) -> dict[str, str]:
     proxy_api_port = int(env.get("HUB_PROXY_API_PORT") or 8001)
     for where, (host, p) in {"HUB_PORT": (ip, port), "HUB_API_PORT": ("127.0.0.1", hub_port),
                              "HUB_PROXY_API_PORT": ("127.0.0.1", proxy_api_port)}.items():  # fmt: skip
-        if not _port_free(host, p):
+        if serving and not _port_free(host, p):
             raise Problem(f"port {p} on {host} is in use (another hub, or another server): stop it, or choose "
                           f"another port, e.g. `make hub {where}={p + 10}`")
     if bool(env.get("HUB_SSL_CERT")) != bool(env.get("HUB_SSL_KEY")):
@@ -277,7 +281,7 @@ def main(argv: list[str]) -> int:
         if argv[0] == "python":
             print(python_for_students())
             return 0
-        s = settings()
+        s = settings(serving=argv[0] != "link")
         if argv[0] == "link":
             if len(argv) != 2:
                 raise Problem("which lesson? `make hub-link LESSON=02`")
