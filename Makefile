@@ -107,7 +107,7 @@ html: $(STAMP)
 
 # The notebooks are stored with inline-backend figures; a user's MPLBACKEND would change them.
 test: $(STAMP)
-	$(BIN)/ruff check helpers tests notebooks
+	$(BIN)/ruff check helpers tests notebooks hub
 	env -u MPLBACKEND $(BIN)/python -m pytest -m "not ui" $(PARALLEL) $(NBVAL) tests notebooks
 	@$(MAKE) --no-print-directory test-simd
 

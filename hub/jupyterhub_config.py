@@ -53,6 +53,7 @@ else:
     c.SimpleLocalProcessSpawner.home_dir_template = str(Path(setting("HOME_BASE")) / "{username}")
 c.Spawner.pre_spawn_hook = prepare_student
 c.Spawner.cmd = [str(venv / "bin" / "jupyterhub-singleuser")]
+c.Spawner.args = setting("SERVER_ARGS").split()
 c.Spawner.ip = "127.0.0.1"
 c.Spawner.notebook_dir = "~"
 c.Spawner.default_url = f"/lab/tree/{folder}/notebooks/00-start-here.ipynb"

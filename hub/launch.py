@@ -160,7 +160,8 @@ def settings(env: dict[str, str] | None = None, serving: bool = True) -> dict[st
     if branch == "HEAD":
         raise Problem(f"{course} is on no branch (a detached HEAD): check out a branch, or set BRANCH=")
     _git("rev-parse", "--verify", f"refs/heads/{branch}", cwd=course)
-    if serving and not PROXY.exists():
+    proxy = Path(env.get("HUB_PROXY") or PROXY)
+    if serving and not proxy.exists():
         hint = ("npm is missing: install Node.js and npm (`apt-get install nodejs npm`), then run make hub again"
                 if shutil.which("npm") is None else "run `make hub` (it installs it with npm into hub/node_modules)")
         raise Problem(f"configurable-http-proxy (JupyterHub's proxy) is not installed: {hint}")
@@ -182,7 +183,7 @@ def settings(env: dict[str, str] | None = None, serving: bool = True) -> dict[st
         "HOME_BASE": home_base,
         "STATE": str(state),
         "VENV": str(Path(env.get("HUB_VENV") or VENV)),
-        "PROXY": str(PROXY),
+        "PROXY": str(proxy),
         "COURSE": str(course),
         "BRANCH": branch,
         "FOLDER": FOLDER,
@@ -196,6 +197,8 @@ def settings(env: dict[str, str] | None = None, serving: bool = True) -> dict[st
         "TEACHER_PASSWORD": teacher_password,
         "STUDENTS": students,
         "JUPYTER_CONFIG": str(REPO / "jupyter-config"),
+        # extra arguments for every student's server (the browser tests: --LabApp.expose_app_in_browser=True)
+        "SERVER_ARGS": env.get("HUB_SERVER_ARGS", ""),
     }
     if env.get("HUB_SSL_CERT"):
         out |= {"SSL_CERT": env["HUB_SSL_CERT"], "SSL_KEY": env["HUB_SSL_KEY"]}
