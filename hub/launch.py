@@ -23,6 +23,8 @@ HUB_HOME_BASE      where the students' homes go (default /home, or HUB_STATE/hom
 HUB_GROUP          the students' system group (default attn-students)
 COURSE, BRANCH     the git repository and branch the lessons are copied from (default: this checkout and
                    its current branch; what is committed there is what the students get)
+HUB_URL, COURSE_URL  for `link` only: the hub's address and the course's git URL as the students' servers
+                   see them, when they are not this machine's (a hub on Kubernetes: docs/hub.md)
 """
 
 from __future__ import annotations
@@ -246,9 +248,9 @@ def link(lesson: str, s: dict[str, str], base: str | None = None) -> str:
     if len(match) != 1:
         raise Problem(f"lesson {lesson!r}: {'none' if not match else len(match)} notebooks match; "
                       f"use one of {[p.name[:2] for p in notebooks]}")
-    base = base or f"{'https' if s.get('SSL_CERT') else 'http'}://{s['IP']}:{s['PORT']}"
+    base = base or os.environ.get("HUB_URL") or f"{'https' if s.get('SSL_CERT') else 'http'}://{s['IP']}:{s['PORT']}"
     query = urllib.parse.urlencode({
-        "repo": f"file://{s['COURSE']}",
+        "repo": os.environ.get("COURSE_URL") or f"file://{s['COURSE']}",
         "branch": s["BRANCH"],
         "targetpath": s["FOLDER"],
         "urlpath": f"lab/tree/{s['FOLDER']}/notebooks/{match[0].name}",
