@@ -79,15 +79,28 @@ async def _run(*cmd: str, env: dict[str, str] | None = None) -> None:
         raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {out.decode(errors='replace')[-2000:]}")
 
 
+# useradd locks /etc/passwd and fails at once when another useradd holds the lock: a class logging in at
+# once would see some logins fail (found by make bench-hub). The hub makes one account at a time.
+_ACCOUNTS = asyncio.Lock()
+
+
 async def ensure_system_user(name: str, group: str, home_base: str) -> pwd.struct_passwd:
     """The student's system account: made on first login (primary group ``group``, a home of their own
     that only they can read, mode 0700), left as it is afterwards."""
-    try:
-        account = pwd.getpwnam(name)
-    except KeyError:
-        await _run("useradd", "--create-home", "--base-dir", home_base, "--gid", group,
-                   "--shell", "/bin/bash", "--comment", "attention-by-hand student", name)  # fmt: skip
-        account = pwd.getpwnam(name)
+    async with _ACCOUNTS:
+        try:
+            account = pwd.getpwnam(name)
+        except KeyError:
+            for attempt in range(5):  # another program may hold the lock for a moment
+                try:
+                    await _run("useradd", "--create-home", "--base-dir", home_base, "--gid", group,
+                               "--shell", "/bin/bash", "--comment", "attention-by-hand student", name)  # fmt: skip
+                    break
+                except RuntimeError:
+                    if attempt == 4:
+                        raise
+                    await asyncio.sleep(0.5)
+            account = pwd.getpwnam(name)
     if account.pw_gid != grp.getgrnam(group).gr_gid:  # ClassAuthenticator refused it already; never serve it
         raise RuntimeError(f"system account {name!r} is not a student's (group {group})")
     os.chmod(account.pw_dir, 0o700)
@@ -108,12 +121,27 @@ async def copy_lessons(home: Path, user: str | None) -> None:
     await _run(*clone, env={**git_env(setting("GITCONFIG")), "HOME": str(home)})
 
 
+def runtime_dir(account: pwd.struct_passwd) -> Path:
+    """The student's Jupyter runtime folder: their kernels' Unix sockets (and connection files) live here.
+    A short path (a socket's path is at most 107 bytes; one under a home can be longer) in a folder only
+    root may write to, so no student can make another's in advance; the student's alone (0700)."""
+    base = Path(setting("RUNTIME_BASE"))
+    base.mkdir(mode=0o755, parents=True, exist_ok=True)
+    os.chmod(base, 0o755)
+    path = base / str(account.pw_uid)
+    path.mkdir(mode=0o700, exist_ok=True)
+    os.chown(path, account.pw_uid, account.pw_gid)
+    os.chmod(path, 0o700)
+    return path
+
+
 async def prepare_student(spawner) -> None:
     """pre_spawn_hook: the student's account (isolation ``users``) or folder (``none``), and their copy."""
     name = spawner.user.name
     if setting("ISOLATION") == "users":
         account = await ensure_system_user(name, setting("GROUP"), setting("HOME_BASE"))
         await copy_lessons(Path(account.pw_dir), name)
+        spawner.environment = {**spawner.environment, "JUPYTER_RUNTIME_DIR": str(runtime_dir(account))}
     else:
         home = Path(spawner.home_dir)
         home.mkdir(parents=True, exist_ok=True)

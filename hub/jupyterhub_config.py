@@ -46,14 +46,19 @@ else:  # any name that is a valid account name, with the class password
     c.ClassAuthenticator.allow_all = True
 
 # -- each student's server: JupyterLab from the hub's environment, on loopback, in the student's home
+c.Spawner.args = setting("SERVER_ARGS").split()
 if setting("ISOLATION") == "users":
     c.JupyterHub.spawner_class = "localprocess"  # as the student's own system user
+    # Kernels talk to their server over Unix sockets in the student's own runtime folder (classroom.py:
+    # runtime_dir), not TCP ports on loopback: a class opening a lesson at once raced for free ports
+    # (make bench-hub, 30 students: a kernel died with "Address already in use"), and a socket in a
+    # private folder is reachable by its student only.
+    c.Spawner.args = ["--KernelManager.transport=ipc", *c.Spawner.args]
 else:
     c.JupyterHub.spawner_class = "jupyterhub.spawner.SimpleLocalProcessSpawner"  # all as the hub's account
     c.SimpleLocalProcessSpawner.home_dir_template = str(Path(setting("HOME_BASE")) / "{username}")
 c.Spawner.pre_spawn_hook = prepare_student
 c.Spawner.cmd = [str(venv / "bin" / "jupyterhub-singleuser")]
-c.Spawner.args = setting("SERVER_ARGS").split()
 c.Spawner.ip = "127.0.0.1"
 c.Spawner.notebook_dir = "~"
 c.Spawner.default_url = f"/lab/tree/{folder}/notebooks/00-start-here.ipynb"

@@ -21,6 +21,7 @@ ISOLATION          users (default, needs root): each student is a system user wi
 HUB_STATE          the hub's own files: database, cookie key, teacher password, logs (default .hub-state)
 HUB_HOME_BASE      where the students' homes go (default /home, or HUB_STATE/homes with ISOLATION=none)
 HUB_GROUP          the students' system group (default attn-students)
+HUB_RUNTIME_BASE   where each student's kernel sockets go, a folder of theirs per account (default /run/attn-hub)
 COURSE, BRANCH     the git repository and branch the lessons are copied from (default: this checkout and
                    its current branch; what is committed there is what the students get)
 HUB_URL, COURSE_URL  for `link` only: the hub's address and the course's git URL as the students' servers
@@ -30,7 +31,6 @@ HUB_URL, COURSE_URL  for `link` only: the hub's address and the course's git URL
 from __future__ import annotations
 
 import os
-import pwd
 import secrets
 import shutil
 import socket
@@ -183,6 +183,7 @@ def settings(env: dict[str, str] | None = None, serving: bool = True) -> dict[st
         "ISOLATION": isolation,
         "GROUP": env.get("HUB_GROUP") or "attn-students",
         "HOME_BASE": home_base,
+        "RUNTIME_BASE": env.get("HUB_RUNTIME_BASE") or "/run/attn-hub",
         "STATE": str(state),
         "VENV": str(Path(env.get("HUB_VENV") or VENV)),
         "PROXY": str(proxy),
@@ -259,6 +260,8 @@ def link(lesson: str, s: dict[str, str], base: str | None = None) -> str:
 
 
 def _banner(s: dict[str, str]) -> None:
+    import pwd
+
     url = f"{'https' if s.get('SSL_CERT') else 'http'}://{s['IP']}:{s['PORT']}"
     print(f"Class hub on {url}  (stop: Ctrl+C; students' files stay)", flush=True)
     print(f"  students: any name (a-z, 0-9, '-') and the class password"

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import pwd
 import statistics
 import sys
 import threading
@@ -191,17 +192,21 @@ def main(argv: list[str] | None = None) -> int:
             others = [hubctl.Student(hub, f"s{i:02d}") for i in range(2, args.students + 1)]
             ready: list[float] = []
             lesson_s: list[float] = []
+            server_only = []
             if others:
-                def arrive(s: hubctl.Student) -> tuple[float, float, Kernel]:
+                def arrive(s: hubctl.Student) -> float:
                     assert s.log_in() == 302, f"{s.name} could not log in"
-                    t = s.start_server(timeout=max(60.0, deadline - time.monotonic()))
+                    return s.start_server(timeout=max(60.0, deadline - time.monotonic()))
+
+                def open_lesson(s: hubctl.Student) -> tuple[float, Kernel]:
                     t0 = time.perf_counter()
                     k = run_lesson(s)
-                    return t, time.perf_counter() - t0, k
+                    return time.perf_counter() - t0, k
 
                 with ThreadPoolExecutor(max_workers=len(others)) as pool:
-                    for t, t_lesson, k in pool.map(arrive, others):
-                        ready.append(t)
+                    ready = list(pool.map(arrive, others))  # the class logs in at once
+                    server_only = [memory_of_uid(pwd.getpwnam(s.name).pw_uid) for s in others]
+                    for t_lesson, k in pool.map(open_lesson, others):  # and opens 02 at once
                         lesson_s.append(t_lesson)
                         kernels.append(k)
                 print(f"# {args.students} students: servers ready, 02 run in every kernel "
@@ -209,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
 
             # 4. memory, with every kernel holding 02
             per_student = [memory_of_uid(uid) for uid in hub.student_uids()]
-            hub_kb = sum(lab_pss for lab_pss in (pss_kb(pid) for pid in [hub.proc.pid, *lab._children(hub.proc.pid)]))
+            students = set(hub.processes_of_students())
+            hub_kb = sum(pss_kb(pid) for pid in [hub.proc.pid, *lab._children(hub.proc.pid)] if pid not in students)
 
             # 3. everyone moves sliders; the browser student measures
             def keep_moving(k: Kernel) -> None:
@@ -227,6 +233,9 @@ def main(argv: list[str] | None = None) -> int:
                 th.join(timeout=130)
             page.context.close()
             browser.close()
+    except BaseException:
+        print(f"# the hub's log, last lines:\n{hub.log_tail(60)}", file=sys.stderr)
+        raise
     finally:
         stop.set()
         for k in kernels:
@@ -239,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     n = args.students
     all_ready = [ready_alone, *ready]
     mem_mb = [kb / 1024 for _, kb in per_student]
+    server_mb = [kb / 1024 for _, kb in server_only] or [float("nan")]
     print(f"{'students':>8} {'ready s (med / p90 / max)':>26} {'02 run s (med)':>14} {'MB/student (med / max)':>23} "
           f"{'slider ms at 1 (med / p90)':>27} {'at N (med / p90)':>17} {'x':>5}")
     print(f"{n:>8} {statistics.median(all_ready):>10.1f} / {_pct(all_ready, 90):>5.1f} / {max(all_ready):>5.1f} "
@@ -249,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# memory: {len(per_student)} students, {sum(p for p, _ in per_student)} processes, "
           f"{sum(mem_mb):.0f} MB in all (PSS of each student's server and kernel, 02 run); hub and proxy "
           f"{hub_kb / 1024:.0f} MB")
+    print(f"# memory per student grows: server alone {statistics.median(server_mb):.0f} MB (median), with a kernel of "
+          f"02 run {statistics.median(mem_mb):.0f} MB; each more lesson open is one more kernel")
     print(f"# the other {n - 1} students each moved a slider every {args.pace:g} s while the first moved theirs; "
           f"total {time.monotonic() - t_start:.0f} s; after: {describe()}")
     return 0

@@ -74,6 +74,7 @@ class Hub:
         self.proc: subprocess.Popen | None = None
         self.port = 0
         self.log_path = self.tmp / "hub.log"
+        self.runtime_base = "/run/attn-hub"  # hub/launch.py's default: the path of a socket is short there
 
     @property
     def url(self) -> str:
@@ -174,8 +175,13 @@ class Hub:
         if gid is not None:
             for p in pwd.getpwall():
                 if p.pw_gid == gid:
+                    shutil.rmtree(Path(self.runtime_base) / str(p.pw_uid), ignore_errors=True)
                     subprocess.run(["userdel", p.pw_name], capture_output=True)
             subprocess.run(["groupdel", self.group], capture_output=True)
+        try:
+            Path(self.runtime_base).rmdir()  # made by the hub; only if no other hub's students use it
+        except OSError:
+            pass
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def log_tail(self, n: int = 40) -> str:
@@ -229,7 +235,7 @@ class Student:
         """Start their server and wait until it answers; seconds from the request to ready."""
         t0 = time.perf_counter()
         r = self.hub_api("POST", f"users/{self.name}/server")
-        assert r.status_code in (201, 202, 400), r.text  # 400: already running
+        assert r.status_code in (201, 202, 400), f"{r.text}\n{self.hub.log_tail()}"  # 400: already running
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             model = self.hub_api("GET", f"users/{self.name}").json()
