@@ -295,6 +295,9 @@ def main(argv: list[str]) -> int:
                 raise Problem("which lesson? `make hub-link LESSON=02`")
             print(link(argv[1], s))
             return 0
+        if s["ISOLATION"] == "none" and os.geteuid() == 0:
+            raise Problem("ISOLATION=none as root would run every student as root: run make hub as an ordinary "
+                          "user for a trial, or as root without ISOLATION (each student a system user)")
         if s["ISOLATION"] == "users":
             ensure_group(s["GROUP"])
         check_students_can_run(s)

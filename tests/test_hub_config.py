@@ -93,12 +93,13 @@ def test_kubernetes_values_use_the_same_login_folder_and_first_lesson():
 
 def test_kubernetes_memory_request_is_the_measured_memory_per_student():
     memory = K8S["singleuser"]["memory"]
-    guarantee = re.fullmatch(r"(\d+)M", str(memory["guarantee"]))
+    guarantee = re.fullmatch(r"(\d+)Mi", str(memory["guarantee"]))
     assert guarantee, f"guarantee {memory['guarantee']!r}: a number of MB, from make bench-hub"
-    measured = re.search(r"memory per student: (\d+) MB", GUIDE)
+    measured = re.search(r"memory per student: (\d+) MB", GUIDE, re.I)
     assert measured, "docs/hub.md states the memory per student that make bench-hub measured"
     assert int(guarantee.group(1)) == int(measured.group(1))
-    assert int(re.fullmatch(r"(\d+)M", str(memory["limit"])).group(1)) > int(guarantee.group(1))
+    limit = re.fullmatch(r"(\d+)([MG])i", str(memory["limit"]))
+    assert int(limit.group(1)) * (1024 if limit.group(2) == "G" else 1) >= 2 * int(guarantee.group(1))
 
 
 def test_the_students_image_is_built_from_environment_yml_and_copies_what_exists():

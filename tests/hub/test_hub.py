@@ -87,6 +87,7 @@ def test_a_student_logs_in_gets_a_copy_and_moves_a_slider_in_02(hub, page):
                            arg=explorer.element_handle(), timeout=lab.TIMEOUT_MS)  # fmt: skip
     assert lab.heatmap_text(explorer) != before
     assert set(uid_of_server("amy")) == {hub.home("amy").stat().st_uid}, "amy's server does not run as amy"
+    assert lab.outside_requests(page) == [], "the hub's pages asked another machine for something"
 
 
 @pytest.fixture(scope="module")
@@ -180,12 +181,13 @@ def test_a_new_student_s_first_click_on_the_link_makes_the_copy(hub, page):
         ({"CLASS_PASSWORD": ""}, "no class password"),
         ({"CLASS_PASSWORD": "short"}, "use 8 or more"),
         ({"ISOLATION": "containers"}, "use `users`"),
+        ({"ISOLATION": "none"}, "would run every student as root"),
         ({"TEACHER_PASSWORD": "too-short"}, "32 or more"),
         ({"COURSE": "/"}, "not a git repository"),
         ({"HUB_PORT": "in use"}, "is in use"),
         ({"PATH": "git only", "HUB_PROXY": "absent"}, "npm is missing"),
     ],
-    ids=["no-password", "short-password", "bad-isolation", "short-teacher-password", "no-course", "port-in-use",
+    ids=["no-password", "short-password", "bad-isolation", "none-as-root", "short-teacher-password", "no-course", "port-in-use",
          "no-npm"],
 )
 def test_a_bad_setting_is_refused_with_its_fix(hub, change, says, tmp_path):
