@@ -93,14 +93,20 @@ def _git(*args: str, cwd: Path | str | None = None) -> str:
     return out.stdout.strip()
 
 
-def write_gitconfig(course: Path, venv: Path) -> Path:
-    """The students' git system config (GIT_CONFIG_SYSTEM): /etc/gitconfig, and the course repository as a
-    safe.directory (git names a repository by ``<work tree>/.git`` there, a linked work tree too)."""
-    path = venv / "etc" / "attn-hub.gitconfig"
-    path.parent.mkdir(parents=True, exist_ok=True)
+def write_gitconfig(course: Path, folder: Path) -> Path:
+    """The students' git system config (GIT_CONFIG_SYSTEM), in ``folder``, one file per course (two hubs
+    on two courses never share one): /etc/gitconfig, and the course repository as a safe.directory (git
+    names a repository by ``<work tree>/.git`` there, a linked work tree too)."""
+    import hashlib
+
+    path = folder / f"gitconfig-{hashlib.sha1(str(course).encode()).hexdigest()[:12]}"
     text = "[include]\n\tpath = /etc/gitconfig\n" if Path("/etc/gitconfig").exists() else ""
-    path.write_text(text + f"[safe]\n\tdirectory = {course}/.git\n")
-    path.chmod(0o644)
+    try:
+        folder.mkdir(mode=0o755, parents=True, exist_ok=True)
+        path.write_text(text + f"[safe]\n\tdirectory = {course}/.git\n")
+        path.chmod(0o644)
+    except OSError as err:
+        raise Problem(f"cannot write the students' git settings {path}: {err}") from err
     return path
 
 
@@ -178,19 +184,21 @@ def settings(env: dict[str, str] | None = None, serving: bool = True) -> dict[st
                           f"another port, e.g. `make hub {where}={p + 10}`")
     if bool(env.get("HUB_SSL_CERT")) != bool(env.get("HUB_SSL_KEY")):
         raise Problem("set both HUB_SSL_CERT and HUB_SSL_KEY (a certificate and its key), or neither")
+    runtime_base = env.get("HUB_RUNTIME_BASE") or "/run/attn-hub"
     home_base = env.get("HUB_HOME_BASE") or ("/home" if isolation == "users" else str(state / "homes"))
     out = {
         "ISOLATION": isolation,
         "GROUP": env.get("HUB_GROUP") or "attn-students",
         "HOME_BASE": home_base,
-        "RUNTIME_BASE": env.get("HUB_RUNTIME_BASE") or "/run/attn-hub",
+        "RUNTIME_BASE": runtime_base,
         "STATE": str(state),
         "VENV": str(Path(env.get("HUB_VENV") or VENV)),
         "PROXY": str(proxy),
         "COURSE": str(course),
         "BRANCH": branch,
         "FOLDER": FOLDER,
-        "GITCONFIG": str(write_gitconfig(course, Path(env.get("HUB_VENV") or VENV))),
+        # where every student can read it: the runtime folders' parent as root, the hub's state otherwise
+        "GITCONFIG": str(write_gitconfig(course, Path(runtime_base) if isolation == "users" else state)),
         "IP": ip,
         "PORT": str(port),
         "HUB_PORT": str(hub_port),

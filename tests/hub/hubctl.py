@@ -142,6 +142,7 @@ class Hub:
         """Stop the hub as Ctrl+C would (it stops the proxy and every student's server, which shuts its
         kernels down); returns the pids of students' processes still alive after that, which it then kills."""
         proc, self.proc = self.proc, None
+        kids = lab._children(proc.pid) if proc is not None else []  # the proxy runs in a session of its own
         if proc is not None and proc.poll() is None:
             os.killpg(proc.pid, signal.SIGINT)
             try:
@@ -158,10 +159,10 @@ class Hub:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        if proc is not None:
+        for pid in [proc.pid, *kids] if proc is not None else []:
             try:
-                os.killpg(proc.pid, signal.SIGKILL)  # the proxy, had it outlived the hub
-            except ProcessLookupError:
+                os.killpg(pid, signal.SIGKILL)  # the proxy, had it outlived the hub
+            except (ProcessLookupError, PermissionError):
                 pass
         return left
 
@@ -178,6 +179,10 @@ class Hub:
                     shutil.rmtree(Path(self.runtime_base) / str(p.pw_uid), ignore_errors=True)
                     subprocess.run(["userdel", p.pw_name], capture_output=True)
             subprocess.run(["groupdel", self.group], capture_output=True)
+        import hashlib
+
+        gitconfig = f"gitconfig-{hashlib.sha1(str(self.course.resolve()).encode()).hexdigest()[:12]}"  # launch.py's
+        (Path(self.runtime_base) / gitconfig).unlink(missing_ok=True)
         try:
             Path(self.runtime_base).rmdir()  # made by the hub; only if no other hub's students use it
         except OSError:

@@ -191,7 +191,7 @@ def test_a_new_student_s_first_click_on_the_link_makes_the_copy(hub, page):
          "no-npm"],
 )
 def test_a_bad_setting_is_refused_with_its_fix(hub, change, says, tmp_path):
-    env = hub.env()
+    env = {**hub.env(), "HUB_PORT": str(lab._free_port())}  # hub.env() names the running hub's port
     if change.get("HUB_PORT") == "in use":
         change = {"HUB_PORT": str(hub.port)}  # the running hub's
     if change.get("HUB_PROXY") == "absent":  # no npm, so no proxy either; git is still there
