@@ -79,8 +79,9 @@ async def _run(*cmd: str, env: dict[str, str] | None = None) -> None:
         raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {out.decode(errors='replace')[-2000:]}")
 
 
-# useradd locks /etc/passwd and fails at once when another useradd holds the lock: a class logging in at
-# once would see some logins fail (found by make bench-hub). The hub makes one account at a time.
+# A class logging in at once would run useradd many times at once, each locking /etc/passwd; the hub makes
+# one account at a time (and retries a locked file). A first 30-student run of make bench-hub had a login
+# fail with HTTP 500 whose cause was not kept; none failed since.
 _ACCOUNTS = asyncio.Lock()
 
 
