@@ -10,6 +10,12 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8888
 PRESENT_PORT ?= 8866
 LOWEST := .venv-lowest
+# make hub: the students' environment (.venv-hub, made from a Python every account can run) and JupyterHub's
+# proxy (npm, into hub/node_modules); both ignored by git. docs/hub.md is the teacher's guide.
+HUB_VENV  := .venv-hub
+HUB_STAMP := $(HUB_VENV)/.installed
+PROXY     := hub/node_modules/.bin/configurable-http-proxy
+LESSON    ?= 02
 # Notebook 7 lets the notebook's arrow-key shortcuts take the keys before a slider sees them
 # (jupyter/notebook#7716); these shortcut settings leave keys pressed inside an output to the output.
 export JUPYTER_CONFIG_PATH := $(CURDIR)/jupyter-config
@@ -22,18 +28,21 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 # pytest-xdist: one worker per core; a notebook's cells run in order in one worker (--dist loadfile).
 PARALLEL := -n auto --dist loadfile
 
-.PHONY: help setup lab notebook present html test test-ui test-lowest bench images screenshots notebooks student corpus model clean
+.PHONY: help setup lab notebook present html test test-ui test-hub test-lowest bench bench-hub images screenshots notebooks student hub hub-link corpus model clean
 
 help:
 	@echo "make lab          open the notebooks in JupyterLab on http://$(HOST):$(PORT)/lab"
 	@echo "make notebook     the same in Jupyter Notebook 7 on http://$(HOST):$(PORT)/tree"
+	@echo "make hub          a JupyterHub for a class on http://127.0.0.1:8000 (as root; CLASS_PASSWORD=...; docs/hub.md)"
+	@echo "make hub-link     the teacher's link that hands out a lesson: make hub-link LESSON=02"
 	@echo "make present      the classroom view (Voila: prose, figures, live explorers, no code) on http://127.0.0.1:$(PRESENT_PORT)"
 	@echo "make html         the lessons as HTML pages in html/ that work offline (formulas included), answers closed"
 	@echo "make test         helpers, worked examples, every notebook under strict nbval, ruff, then make test-simd"
 	@echo "make test-simd    every notebook under strict nbval again on narrower SIMD kernels (AVX2, SSE)"
 	@echo "make test-ui      browser tests in headless Chromium (needs chromium; see README)"
+	@echo "make test-hub     a real JupyterHub: logins, copies, a slider in 02, restarts, the link (as root)"
 	@echo "make test-lowest  make test's tests with the lowest versions pyproject.toml allows (in $(LOWEST))"
-	@echo "make bench        per-update latency of the explorers (printed, not asserted)"
+	@echo "make bench        per-update latency of the explorers, and make bench-hub (printed, not asserted)"
 	@echo "make images       regenerate the figures in images/ (make screenshots for the browser ones)"
 	@echo "make notebooks    re-execute every notebook in place, top to bottom in a fresh kernel"
 	@echo "make student      a copy of the lessons with every output cleared, in student/ (for a class)"
@@ -48,6 +57,29 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 setup: $(STAMP)
+
+# Every student's server runs as the student's own system user: their Python must be one every account can
+# run (a pyenv Python under /root is not; hub/launch.py python picks one). The course package is installed,
+# not linked, so a student's kernel imports the helpers as they were at install time.
+$(HUB_STAMP): pyproject.toml $(wildcard helpers/*.py helpers/*/*.py helpers/*/*.js helpers/*/*.css)
+	@$(PYTHON) hub/launch.py python >/dev/null
+	"$$($(PYTHON) hub/launch.py python)" -m venv $(HUB_VENV)
+	$(HUB_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(HUB_VENV)/bin/python -m pip install --quiet '.[hub]'
+	touch $(HUB_STAMP)
+
+$(PROXY): hub/package.json hub/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "make hub: npm is missing (JupyterHub's proxy is a Node.js program): install Node.js and npm, e.g. apt-get install nodejs npm, then run make hub again" >&2; exit 1; }
+	cd hub && npm ci --no-audit --no-fund --loglevel=error
+	touch $(PROXY)
+
+# A JupyterHub for a class, on 127.0.0.1:8000 unless HUB_IP/HUB_PORT say otherwise; its settings are in
+# hub/launch.py and docs/hub.md. Stop it with Ctrl+C: the students' servers stop, their files stay.
+hub: $(HUB_STAMP) $(PROXY)
+	$(HUB_VENV)/bin/python hub/launch.py serve
+
+hub-link: $(HUB_STAMP)
+	@$(HUB_VENV)/bin/python hub/launch.py link $(LESSON)
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab --no-browser --ServerApp.ip=$(HOST) --ServerApp.port=$(PORT) \
@@ -77,7 +109,7 @@ html: $(STAMP)
 
 # The notebooks are stored with inline-backend figures; a user's MPLBACKEND would change them.
 test: $(STAMP)
-	$(BIN)/ruff check helpers tests notebooks
+	$(BIN)/ruff check helpers tests notebooks hub
 	env -u MPLBACKEND $(BIN)/python -m pytest -m "not ui" $(PARALLEL) $(NBVAL) tests notebooks
 	@$(MAKE) --no-print-directory test-simd
 
@@ -96,6 +128,10 @@ test-lowest:
 test-ui: $(STAMP)
 	$(BIN)/python -m pytest -m ui tests/ui
 
+# A real JupyterHub on loopback ports, as root (students are system users the tests make and remove).
+test-hub: $(STAMP) $(HUB_STAMP) $(PROXY)
+	$(BIN)/python -m pytest -m hub tests/hub
+
 bench: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python tests/benchmarks/bench_kernel.py
 	MPLBACKEND=Agg $(BIN)/python tests/benchmarks/bench_cost.py
@@ -103,6 +139,12 @@ bench: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python tests/benchmarks/bench_longcontext.py
 	$(BIN)/python tests/benchmarks/bench_notebooks.py
 	$(BIN)/python tests/benchmarks/bench_browser.py
+	@$(MAKE) --no-print-directory bench-hub
+
+# N students on a real JupyterHub (loopback only, bounded): STUDENTS_N=30 for a full class.
+STUDENTS_N ?= 10
+bench-hub: $(STAMP) $(HUB_STAMP) $(PROXY)
+	$(BIN)/python tests/benchmarks/bench_hub.py --students $(STUDENTS_N)
 
 images: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m helpers.images
@@ -144,6 +186,6 @@ model: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m helpers.lm_train
 
 clean:
-	rm -rf $(VENV) $(LOWEST) .pytest_cache .hypothesis .ruff_cache *.egg-info student html
+	rm -rf $(VENV) $(LOWEST) $(HUB_VENV) hub/node_modules .pytest_cache .hypothesis .ruff_cache *.egg-info student html
 	find . -name __pycache__ -prune -exec rm -rf {} +
 	find . -name .ipynb_checkpoints -prune -exec rm -rf {} +

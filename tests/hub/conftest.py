@@ -1,0 +1,88 @@
+"""Fixtures of the hub tests: one class hub for the module (on a course repository of its own), a browser.
+
+These tests are collected only when asked for: `pytest tests/hub` (or a path inside it), or `-m hub`, as
+`make test-hub` does. Without root or without make test-hub's installs they skip with the reason; with
+CI=true they fail instead.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+# hubctl (and tests/ui/lab.py through it) is imported inside the fixtures: a plain `pytest` on Windows, which
+# loads this file without collecting these tests, needs neither pwd nor grp.
+
+
+def _hub_requested(config: pytest.Config) -> bool:
+    markexpr = (config.option.markexpr or "").replace(" ", "")
+    if "hub" in markexpr and "nothub" not in markexpr:
+        return True
+    for arg in config.args:
+        path = Path(config.invocation_params.dir, arg.split("::")[0]).resolve()
+        if path == HERE or HERE in path.parents:
+            return True
+    return False
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    if collection_path.name.startswith("test_") and not _hub_requested(config):
+        return True
+    return None
+
+
+def _cannot(message: str):
+    if os.environ.get("CI") == "true":
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def hub():
+    """A running class hub; stopped, its students' accounts and its folders removed at the end."""
+    import hubctl
+
+    why = hubctl.missing()
+    if why:
+        _cannot(why)
+    hub = hubctl.Hub()
+    try:
+        hub.start()
+        yield hub
+    finally:
+        hub.remove()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    import hubctl  # noqa: F401 - puts tests/ui on sys.path
+    import lab
+
+    path = lab.find_chromium()
+    if path is None:
+        _cannot(lab.INSTALL_HINT)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = lab.launch_browser(p, path)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    import lab
+
+    page = lab.new_page(browser)
+    try:
+        yield page
+    finally:
+        page.context.close()

@@ -1,0 +1,113 @@
+"""The class hub's files, checked without starting it (make test-hub starts a real one, as root):
+its defaults, its link, and the Kubernetes setup of docs/hub.md as far as this machine can check it."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import urllib.parse
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "hub"))
+
+import launch  # noqa: E402 - hub/launch.py
+
+K8S = yaml.safe_load((ROOT / "hub" / "k8s" / "config.yaml").read_text(encoding="utf-8"))
+GUIDE = (ROOT / "docs" / "hub.md").read_text(encoding="utf-8")
+
+
+def _course(tmp_path: Path) -> Path:
+    """A course repository on branch ``term``, with this checkout's notebooks' names (a clone may be on no
+    branch, as CI's can be)."""
+    course = tmp_path / "course"
+    (course / "notebooks").mkdir(parents=True)
+    for nb in (ROOT / "notebooks").glob("*.ipynb"):
+        (course / "notebooks" / nb.name).write_text("{}")
+    git = ["git", "-C", str(course), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run(["git", "init", "--quiet", "--initial-branch=term", str(course)], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "--quiet", "-m", "lessons"], check=True)
+    return course
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    proxy = tmp_path / "configurable-http-proxy"
+    proxy.touch()
+    return {"CLASS_PASSWORD": "a-class-password", "ISOLATION": "none", "HUB_STATE": str(tmp_path / "state"),
+            "HUB_PROXY": str(proxy), "PATH": os.environ["PATH"], "COURSE": str(_course(tmp_path))}  # fmt: skip
+
+
+@pytest.fixture
+def trial(tmp_path) -> dict[str, str]:
+    """The settings of a hub with every default but the password and the course (ISOLATION=none: no root)."""
+    return launch.settings(_env(tmp_path), serving=False)
+
+
+def test_by_default_the_hub_serves_this_machine_only(trial):
+    assert trial["IP"] == "127.0.0.1"
+    assert trial["FOLDER"] == "attention-by-hand" and trial["BRANCH"] == "term"
+    assert (Path(trial["STATE"]).stat().st_mode & 0o777) == 0o700, "the hub's state must be the hub's alone"
+
+
+def test_the_teacher_s_password_is_made_once_readable_by_the_hub_alone(tmp_path):
+    import socket
+
+    ports = []
+    for _ in range(3):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            ports.append(str(s.getsockname()[1]))
+    env = {**_env(tmp_path), "HUB_PORT": ports[0], "HUB_API_PORT": ports[1], "HUB_PROXY_API_PORT": ports[2]}
+    first = launch.settings(env)["TEACHER_PASSWORD"]
+    path = tmp_path / "state" / "teacher-password"
+    assert len(first) >= 32 and (path.stat().st_mode & 0o777) == 0o600
+    assert launch.settings(env)["TEACHER_PASSWORD"] == first, "a restart must keep the teacher's password"
+
+
+def test_a_lesson_s_link_opens_that_lesson_in_the_student_s_copy(trial):
+    link = launch.link("02", trial)
+    url = urllib.parse.urlsplit(link)
+    assert (url.scheme, url.netloc, url.path) == ("http", "127.0.0.1:8000", "/hub/user-redirect/git-pull")
+    query = dict(urllib.parse.parse_qsl(url.query))
+    assert query["targetpath"] == trial["FOLDER"]
+    assert query["urlpath"] == f"lab/tree/{trial['FOLDER']}/notebooks/02-query-key-value.ipynb"
+    assert (ROOT / "notebooks" / "02-query-key-value.ipynb").is_file()
+    with pytest.raises(launch.Problem, match="notebooks match"):
+        launch.link("99", trial)
+
+
+def test_kubernetes_values_use_the_same_login_folder_and_first_lesson():
+    assert K8S["hub"]["config"]["JupyterHub"]["authenticator_class"] == "shared-password"
+    single = K8S["singleuser"]
+    folder, lesson = re.fullmatch(r"/lab/tree/([^/]+)/(notebooks/[^/]+\.ipynb)", single["defaultUrl"]).groups()
+    assert folder == launch.FOLDER and (ROOT / lesson).is_file()
+    clone = single["lifecycleHooks"]["postStart"]["exec"]["command"][-1]
+    assert f"test -d {folder} ||" in clone and clone.endswith(f" {folder}"), "the copy is made once, in the same folder"
+
+
+def test_kubernetes_memory_request_is_the_measured_memory_per_student():
+    memory = K8S["singleuser"]["memory"]
+    guarantee = re.fullmatch(r"(\d+)Mi", str(memory["guarantee"]))
+    assert guarantee, f"guarantee {memory['guarantee']!r}: a number of MB, from make bench-hub"
+    measured = re.search(r"memory per student: (\d+) MB", GUIDE, re.I)
+    assert measured, "docs/hub.md states the memory per student that make bench-hub measured"
+    assert int(guarantee.group(1)) == int(measured.group(1))
+    limit = re.fullmatch(r"(\d+)([MG])i", str(memory["limit"]))
+    assert int(limit.group(1)) * (1024 if limit.group(2) == "G" else 1) >= 2 * int(guarantee.group(1))
+
+
+def test_the_students_image_is_built_from_environment_yml_and_copies_what_exists():
+    dockerfile = (ROOT / "hub" / "k8s" / "Dockerfile").read_text(encoding="utf-8")
+    assert re.search(r"env update .*--file \S*environment\.yml", dockerfile)
+    for line in re.findall(r"^COPY (.+)$", dockerfile, re.M):
+        sources = [w for w in line.split()[:-1] if not w.startswith("--")]
+        for src in sources:
+            assert (ROOT / src).exists(), f"the Dockerfile copies {src}, which does not exist"
+    env_yml = (ROOT / "environment.yml").read_text(encoding="utf-8")
+    assert "jupyterhub>=" in env_yml and "nbgitpuller>=" in env_yml, "the image needs both for the hub and the link"
