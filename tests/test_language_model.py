@@ -326,9 +326,10 @@ def test_stream_losses_with_full_attention_are_forwards_cross_entropy():
     np.testing.assert_allclose(losses, -logp[np.arange(127), tokens[1:]], rtol=0, atol=1e-4)  # float32 paths
     loss, _ = loss_and_grads(config, params, tokens[:-1], tokens[1:])  # the mean over the same 127 predictions
     np.testing.assert_allclose(losses.mean(), loss, rtol=0, atol=1e-4)
-    # a window as long as the text evicts nothing; sinks without a window change nothing (as in KVCache)
-    np.testing.assert_array_equal(stream_losses(config, params, tokens, window=config.context), losses)
-    np.testing.assert_array_equal(stream_losses(config, params, tokens, sinks=4), losses)
+    # a window as long as the text evicts nothing; sinks without a window change nothing (as in KVCache).
+    # The same numbers in differently laid-out buffers: equal up to float32 rounding under another SIMD path
+    np.testing.assert_allclose(stream_losses(config, params, tokens, window=config.context), losses, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(stream_losses(config, params, tokens, sinks=4), losses, rtol=0, atol=1e-5)
 
 
 @pytest.mark.parametrize("window, sinks", [(1, 0), (2, 0), (3, 0), (2, 1), (2, 2), (1, 3), (10, 2)])
