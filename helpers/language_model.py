@@ -564,3 +564,47 @@ def load_model(path: str | Path | None = None) -> tuple[GPTConfig, dict[str, np.
         tokenizer = Tokenizer(str(f["symbols"]))
     _check_params(config, params)
     return config, params, tokenizer
+
+
+# --------------------------------------------------------------------------- reading through a sliding cache (14)
+
+
+def stream_losses(
+    config: GPTConfig, params: dict[str, np.ndarray], tokens: object, *, window: int | None = None, sinks: int = 0
+) -> np.ndarray:
+    """Next-token losses (T−1,) in nats for tokens (T,) read one at a time through KVCache(h, d_head, window, sinks).
+
+    Loss t is −log p(tokens[t+1] | what the caches hold after tokens[t]), computed in float64 from the float32
+    logits. Every layer keeps its own cache: with ``window=w`` the last w positions, with ``sinks=s`` as well
+    the first s (StreamingLLM, Xiao et al. 2023), i.e. key j is visible to query i when j <= i and
+    (j < s or i − j < w). ``window=None`` keeps every position: the losses are ``forward``'s cross-entropy per
+    position (to float32 rounding, about 1e-5 nats); ``sinks`` then changes nothing, as in ``KVCache``.
+
+    The model's positions are learned and absolute: tokens keep their positions 0 .. T−1, so T <= context.
+    (StreamingLLM with rotary positions re-numbers the cached positions and can read on forever; this model
+    cannot, so what this measures is what evicting keys does to its loss, within its context.)
+    """
+    from helpers.validate import check_int  # the shared wording; this module's own checks predate validate.py
+
+    config = _check_config(config)
+    params = _check_params(config, params)
+    tokens = _check_tokens(tokens, "tokens", config, ndims=(1,), max_T=None)  # (T,)
+    T = tokens.shape[0]
+    if T < 2:
+        raise ValueError(f"tokens has shape {tokens.shape}: a loss needs a next token, so at least 2 tokens")
+    if T > config.context:
+        raise ValueError(f"tokens has shape {tokens.shape}: T = {T}, but this model has learned positions "
+                         f"0 .. {config.context - 1} only (context = {config.context}); a sliding cache does not "
+                         "re-number them, so give at most context tokens")
+    window = None if window is None else check_int(window, "window", minimum=1)
+    sinks = check_int(sinks, "sinks", minimum=0)
+    caches = [KVCache(config.n_heads, config.d_head, window=window, sinks=sinks) for _ in range(config.n_layers)]
+    losses = np.empty(T - 1)  # (T−1,) float64
+    for t in range(T - 1):
+        logits = _cached_step(config, params, int(tokens[t]), t, caches).astype(np.float64)  # (V,)
+        logits -= logits.max()  # (V,) largest 0: exp cannot overflow
+        losses[t] = math.log(np.exp(logits).sum()) - logits[tokens[t + 1]]  # −log softmax(logits)[next]
+    return losses
+
+
+__all__ += ["stream_losses"]  # appended here, beside the function (notebook 14)

@@ -287,3 +287,95 @@ def test_training_log_keeps_what_notebook_13_needs_without_whole_models():
         assert attention.shape[:4] == (len(steps), config.n_layers, len(f["probe_texts"]), config.n_heads)
         assert attention.dtype == np.float16
     assert log["best_step"] in steps
+
+
+# --------------------------------------------------------------------------- stream_losses (notebook 14)
+
+
+def _masked_reference_losses(config, p, tokens, mask):
+    """Next-token losses (T−1,) of the whole text at once under a boolean (T, T) mask in every layer, in float64."""
+    T, H, dh = len(tokens), config.n_heads, config.d_head
+    x = p["tok_emb"][tokens] + p["pos_emb"][:T]  # (T, d_model)
+    for layer in range(config.n_layers):
+        q = f"l{layer}."
+        h = layer_norm(x, p[q + "ln1.g"], p[q + "ln1.b"])  # (T, d_model)
+        Q, K, V = (np.swapaxes((h @ p[q + W]).reshape(T, H, dh), 0, 1) for W in ("W_q", "W_k", "W_v"))  # (h, T, dh)
+        S = np.where(mask, Q @ np.swapaxes(K, -1, -2) / np.sqrt(dh), -np.inf)  # (h, T, T)
+        A = np.exp(S - S.max(axis=-1, keepdims=True))
+        A /= A.sum(axis=-1, keepdims=True)  # (h, T, T)
+        x = x + np.swapaxes(A @ V, 0, 1).reshape(T, H * dh) @ p[q + "W_o"]  # (T, d_model)
+        h = layer_norm(x, p[q + "ln2.g"], p[q + "ln2.b"])
+        x = x + gelu(h @ p[q + "W_1"] + p[q + "b_1"]) @ p[q + "W_2"] + p[q + "b_2"]
+    logits = layer_norm(x, p["ln_f.g"], p["ln_f.b"]) @ p["W_out"]  # (T, V)
+    logp = logits - logits.max(axis=-1, keepdims=True)
+    logp -= np.log(np.exp(logp).sum(axis=-1, keepdims=True))  # (T, V) log-softmax
+    return -logp[np.arange(T - 1), tokens[1:]]  # (T−1,)
+
+
+def test_stream_losses_with_full_attention_are_forwards_cross_entropy():
+    from helpers.language_model import stream_losses
+
+    config, params, tokenizer = load_model()
+    _, valid = load_corpus()
+    tokens = tokenizer.encode(valid[:config.context], errors="replace")  # (128,)
+    losses = stream_losses(config, params, tokens)  # (127,)
+    logits = forward(config, params, tokens).astype(np.float64)  # (128, V)
+    logp = logits - logits.max(axis=-1, keepdims=True)
+    logp -= np.log(np.exp(logp).sum(axis=-1, keepdims=True))  # (128, V)
+    assert losses.shape == (config.context - 1,) and losses.dtype == np.float64
+    np.testing.assert_allclose(losses, -logp[np.arange(127), tokens[1:]], rtol=0, atol=1e-4)  # float32 paths
+    loss, _ = loss_and_grads(config, params, tokens[:-1], tokens[1:])  # the mean over the same 127 predictions
+    np.testing.assert_allclose(losses.mean(), loss, rtol=0, atol=1e-4)
+    # a window as long as the text evicts nothing; sinks without a window change nothing (as in KVCache).
+    # The same numbers in differently laid-out buffers: equal up to float32 rounding under another SIMD path
+    np.testing.assert_allclose(stream_losses(config, params, tokens, window=config.context), losses, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(stream_losses(config, params, tokens, sinks=4), losses, rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("window, sinks", [(1, 0), (2, 0), (3, 0), (2, 1), (2, 2), (1, 3), (10, 2)])
+def test_stream_losses_equal_attention_under_the_streaming_mask(window, sinks):
+    from helpers.language_model import stream_losses
+    from helpers.longcontext import streaming_mask
+
+    params = _perturbed(SMALL)  # float64
+    tokens = np.random.default_rng(3).integers(0, SMALL.vocab_size, SMALL.context)  # (6,)
+    expected = _masked_reference_losses(SMALL, params, tokens, streaming_mask(SMALL.context, window, sinks))
+    got = stream_losses(SMALL, params, tokens, window=window, sinks=sinks)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)  # float64
+    if window < SMALL.context - 1:  # something is evicted: the losses differ from full attention's
+        assert np.abs(got - stream_losses(SMALL, params, tokens)).max() > 1e-6
+
+
+def test_sinks_recover_most_of_what_a_window_loses_on_the_committed_model():
+    from helpers.language_model import stream_losses
+
+    config, params, tokenizer = load_model()
+    _, valid = load_corpus()
+    texts = tokenizer.encode(valid[:4 * config.context], errors="replace").reshape(4, config.context)  # (4, 128)
+    mean = {k: np.mean([stream_losses(config, params, x, window=k[0], sinks=k[1]) for x in texts])
+            for k in ((None, 0), (16, 0), (16, 4))}
+    assert mean[(16, 0)] > mean[(None, 0)] + 0.1  # evicting the first characters costs (about 0.28 nats)
+    assert mean[(16, 4)] < mean[(16, 0)] - 0.1  # keeping 4 gives most of it back (about 0.04 nats above full)
+
+
+@pytest.mark.parametrize(
+    "kwargs, tokens, error, words",
+    [
+        ({}, [1], ValueError, ["tokens", "(1,)", "at least 2"]),
+        ({}, [1, 2, 3, 4, 5, 6, 1], ValueError, ["tokens", "T = 7", "positions", "context = 6"]),
+        ({}, [[1, 2], [3, 4]], ValueError, ["tokens", "(T,)", "(2, 2)"]),
+        ({}, [1, 9], ValueError, ["tokens", "9"]),
+        ({}, "ab", TypeError, ["tokens", "str"]),
+        ({"window": 0}, [1, 2], ValueError, ["window", "at least 1", "0"]),
+        ({"window": 2.5}, [1, 2], TypeError, ["window", "integer"]),
+        ({"window": 2, "sinks": -1}, [1, 2], ValueError, ["sinks", "at least 0", "-1"]),
+        ({"sinks": True}, [1, 2], TypeError, ["sinks", "integer"]),
+    ],
+)
+def test_stream_losses_refuse_bad_input_naming_the_argument(kwargs, tokens, error, words):
+    from helpers.language_model import stream_losses
+
+    with pytest.raises(error) as info:
+        stream_losses(SMALL, init_params(SMALL), tokens, **kwargs)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
