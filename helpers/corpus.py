@@ -19,7 +19,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from helpers.language_model import CORPUS_PATH, Tokenizer, _check_int
+from helpers.language_model import CORPUS_PATH, Tokenizer
+from helpers.validate import check_int
 
 __all__ = ["gather", "vocabulary", "MIN_COUNT"]
 
@@ -58,7 +59,7 @@ def vocabulary(train_text: str, min_count: int = MIN_COUNT) -> Tokenizer:
     """A Tokenizer of the characters seen at least ``min_count`` times (sorted), after the unknown symbol."""
     if not isinstance(train_text, str) or not train_text:
         raise ValueError("train_text must be a non-empty str")
-    min_count = _check_int(min_count, "min_count", 1)
+    min_count = check_int(min_count, "min_count", minimum=1)
     counts = Counter(train_text)
     kept = sorted(c for c, n in counts.items() if n >= min_count and c != "\ufffd")
     return Tokenizer("\ufffd" + "".join(kept))
