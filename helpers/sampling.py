@@ -23,17 +23,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from helpers.generation import KVCache, decode_step
 from helpers.language_model import (
     GPTConfig,
     _check_config,
     _check_params,
     _check_tokens,
-    _fill_caches,
-    _forward,
     _sample,
 )
-from helpers.layers import _gelu, _layer_norm
+from helpers.layers import LN_EPS, _gelu
 from helpers.validate import as_numeric, check_int, check_real, check_rng
 
 __all__ = ["next_char_probs", "GenerationTrace", "trace_generation", "draw_margins", "dropout", "nats_to_bits"]
@@ -79,20 +76,46 @@ class GenerationTrace(NamedTuple):
     n_prompt: int
 
 
-def _step(config: GPTConfig, p: dict, token: int, position: int, caches: list[KVCache]) -> tuple[np.ndarray, list]:
-    """language_model's cached step (the same operations, so the same logits), keeping each layer's attention row."""
-    x = p["tok_emb"][token] + p["pos_emb"][position]  # (d_model,)
+def _ln(x: np.ndarray, g: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """LayerNorm of one token (d_model,): helpers.layers' formula, without its batch bookkeeping."""
+    xc = x - x.mean()  # (d_model,)
+    return xc * (1.0 / math.sqrt(float(xc @ xc) / len(xc) + LN_EPS)) * g + b
+
+
+class _Cache:
+    """Every layer's keys and values (L, h, n, d_head), preallocated: 09's KVCache, one buffer for all layers
+    (a step writes one position and reads the first t; no checks per step: trace_generation checked once)."""
+
+    def __init__(self, config: GPTConfig, p: dict, n: int, dtype: np.dtype) -> None:
+        L, H, dh = config.n_layers, config.n_heads, config.d_head
+        self.K = np.empty((L, H, n, dh), dtype)  # (L, h, n, d_head)
+        self.V = np.empty((L, H, n, dh), dtype)
+        self.W_qkv = [np.concatenate([p[f"l{i}.W_q"], p[f"l{i}.W_k"], p[f"l{i}.W_v"]], axis=1)
+                      for i in range(L)]  # L × (d_model, 3·d_model), as language_model's forward pass
+        self.scale = 1.0 / math.sqrt(dh)
+
+
+def _step(config: GPTConfig, p: dict, token: int, t: int, cache: _Cache) -> tuple[np.ndarray, list]:
+    """logits (V,) of one new token at position t (0-based), its keys and values written into the cache, and each
+    layer's attention row (h, t + 1): the operations of language_model's cached step."""
+    D, H, dh = config.d_model, config.n_heads, config.d_head
+    x = p["tok_emb"][token] + p["pos_emb"][t]  # (d_model,)
     rows = []
-    for layer, cache in enumerate(caches):
+    for layer in range(config.n_layers):
         q = f"l{layer}."
-        h1 = _layer_norm(x, p[q + "ln1.g"], p[q + "ln1.b"])[0]  # (d_model,)
-        out, w = decode_step(h1, cache, p[q + "W_q"], p[q + "W_k"], p[q + "W_v"],
-                             config.n_heads, config.n_heads, p[q + "W_o"])  # (d_model,), (h, t)
+        qkv = _ln(x, p[q + "ln1.g"], p[q + "ln1.b"]) @ cache.W_qkv[layer]  # (3·d_model,)
+        Q = qkv[:D].reshape(H, dh) * cache.scale  # (h, d_head) already scaled, as in forward
+        cache.K[layer, :, t] = qkv[D:2 * D].reshape(H, dh)  # (h, d_head)
+        cache.V[layer, :, t] = qkv[2 * D:].reshape(H, dh)
+        K, V = cache.K[layer, :, :t + 1], cache.V[layer, :, :t + 1]  # (h, t + 1, d_head) each
+        s = np.einsum("hd,htd->ht", Q, K)  # (h, t + 1) scaled scores
+        w = np.exp(s - s.max(axis=1, keepdims=True))
+        w /= w.sum(axis=1, keepdims=True)  # (h, t + 1) attention weights
         rows.append(w)
-        x = x + out
-        h2 = _layer_norm(x, p[q + "ln2.g"], p[q + "ln2.b"])[0]  # (d_model,)
+        x = x + np.einsum("ht,htd->hd", w, V).reshape(D) @ p[q + "W_o"]  # (h, d_head) -> (d_model,)
+        h2 = _ln(x, p[q + "ln2.g"], p[q + "ln2.b"])  # (d_model,)
         x = x + _gelu(h2 @ p[q + "W_1"] + p[q + "b_1"])[0] @ p[q + "W_2"] + p[q + "b_2"]  # (d_model,)
-    return _layer_norm(x, p["ln_f.g"], p["ln_f.b"])[0] @ p["W_out"], rows  # (V,), L × (h, t)
+    return _ln(x, p["ln_f.g"], p["ln_f.b"]) @ p["W_out"], rows  # (V,), L × (h, t + 1)
 
 
 def trace_generation(
@@ -106,8 +129,10 @@ def trace_generation(
     seed: int = 0,
     window: int = 32,
 ) -> GenerationTrace:
-    """``generate(config, params, prompt, n_new, temperature=..., top_k=..., seed=...)`` with 09's cache, keeping
-    every step's logits, distribution and attention rows (the same tokens: the same operations and draws).
+    """``generate(config, params, prompt, n_new, temperature=..., top_k=..., seed=...)`` with a key/value cache
+    (09's, one preallocated buffer for every layer), keeping every step's logits, distribution and attention rows.
+    The same draws; the same tokens as ``generate`` unless a draw lands within rounding of an edge
+    (``draw_margins`` says how far each was).
 
     Within the context only: len(prompt) + n_new <= context (a cache cannot slide past it; see ``generate``)."""
     config = _check_config(config)
@@ -126,9 +151,9 @@ def trace_generation(
     logits_all = np.empty((n_new + 1, V), dtype=np.float64)  # (n + 1, V)
     attention = np.full((n_new + 1, L, H, window), np.nan)  # (n + 1, L, h, window)
     n_keys = np.empty(n_new + 1, dtype=np.int64)  # (n + 1,)
-    logits, caches = _fill_caches(config, params, prompt)  # (V,): the prompt at once
-    full = _forward(config, params, prompt[None], keep=True)[1]  # the prompt's attention weights, for row 0
-    rows = [c[5][0, :, -1, :] for c in full[:-1]]  # L × (h, T0): the last prompt character's rows
+    cache = _Cache(config, params, T0 + n_new, params["tok_emb"].dtype)
+    for t, token in enumerate(prompt.tolist()):  # the prompt one token at a time: small products, no threads
+        logits, rows = _step(config, params, token, t, cache)  # (V,), L × (h, t + 1)
     out = list(prompt.tolist())
     for k in range(n_new + 1):
         t = len(out)
@@ -140,7 +165,7 @@ def trace_generation(
         if k == n_new:
             break
         out.append(_sample(logits, temperature, top_k, rng))
-        logits, rows = _step(config, params, out[-1], t, caches)  # (V,), L × (h, t + 1)
+        logits, rows = _step(config, params, out[-1], t, cache)  # (V,), L × (h, t + 1)
     probs = np.stack([next_char_probs(z, temperature, top_k) for z in logits_all])  # (n + 1, V)
     return GenerationTrace(np.asarray(out, np.int64), logits_all, probs, attention, n_keys, T0)
 
