@@ -42,7 +42,7 @@ help:
 	@echo "make test-ui      browser tests in headless Chromium (needs chromium; see README)"
 	@echo "make test-hub     a real JupyterHub: logins, copies, a slider in 02, restarts, the link (as root)"
 	@echo "make test-lowest  make test's tests with the lowest versions pyproject.toml allows (in $(LOWEST))"
-	@echo "make bench        per-update latency of the explorers, and make bench-hub (printed, not asserted)"
+	@echo "make bench        per-update latency of the explorers, the language model's speed, and make bench-hub (printed, not asserted)"
 	@echo "make images       regenerate the figures in images/ (make screenshots for the browser ones)"
 	@echo "make notebooks    re-execute every notebook in place, top to bottom in a fresh kernel"
 	@echo "make student      a copy of the lessons with every output cleared, in student/ (for a class)"
@@ -137,6 +137,7 @@ bench: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python tests/benchmarks/bench_cost.py
 	MPLBACKEND=Agg $(BIN)/python tests/benchmarks/bench_generation.py
 	MPLBACKEND=Agg $(BIN)/python tests/benchmarks/bench_longcontext.py
+	MPLBACKEND=Agg $(BIN)/python tests/benchmarks/bench_language_model.py
 	$(BIN)/python tests/benchmarks/bench_notebooks.py
 	$(BIN)/python tests/benchmarks/bench_browser.py
 	@$(MAKE) --no-print-directory bench-hub

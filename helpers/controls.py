@@ -8,7 +8,8 @@ are (their ``value`` trait). DOM contract (the browser tests in ``tests/ui`` rel
   index the FULL matrix, counted from 0 as in NumPy; the labels beside the grid count from 1, as the
   notebooks count tokens and features), a single slider ``attn-slider attn-slider--<name>``;
 * an on/off cell of a ``MatrixToggles`` grid has ``attn-toggle attn-toggle--<name>-<i>-<j>``;
-* dropdowns, checkboxes and buttons have ``attn-control attn-control--<name>``.
+* dropdowns, checkboxes, text boxes and buttons have ``attn-control attn-control--<name>``; a text box's
+  ``description`` is its accessible name (the label ipywidgets ties to the input).
 
 Shape notation: ``R`` rows, ``C`` columns of the matrix a grid stands for.
 """
@@ -40,6 +41,7 @@ __all__ = [
     "scalar_slider",
     "choice",
     "checkbox",
+    "text_box",
     "mark_control",
 ]
 
@@ -348,4 +350,16 @@ def choice(name: str, options: Sequence, value: object, *, description: str | No
 def checkbox(name: str, value: bool, *, description: str) -> W.Checkbox:
     """A checkbox with the classes ``attn-control attn-control--<name>``."""
     box = W.Checkbox(value=check_flag(value, name), description=description, indent=False, layout=W.Layout(width="auto"))
+    return mark_control(box, name)
+
+
+def text_box(name: str, value: str, *, description: str, placeholder: str = "", width: str = "24em") -> W.Text:
+    """A one-line text box with the classes ``attn-control attn-control--<name>``; it reports a new value when
+    the reader presses Enter or leaves the box (``continuous_update=False``), not at every key."""
+    if not isinstance(value, str):
+        raise TypeError(f"the text box {name!r} starts from a string, got {type(value).__name__}")
+    if not isinstance(description, str) or not description.strip():
+        raise ValueError(f"the text box {name!r} needs a description: it is the box's accessible name")
+    box = W.Text(value=value, description=description, placeholder=placeholder, continuous_update=False,
+                 tooltip=description, style={"description_width": "initial"}, layout=W.Layout(width=width))
     return mark_control(box, name)

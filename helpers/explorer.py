@@ -173,6 +173,8 @@ def _set(control: object, value: object, name: str) -> None:
                 raise ValueError(f"{name} must be a whole number, got {value!r}")
         elif isinstance(control, W.Checkbox):
             check_flag(value, name)
+        elif isinstance(control, W.Text) and not isinstance(value, str):
+            raise TypeError(f"{name} must be a string (the text box's text), got {type(value).__name__}")
         elif hasattr(control, "options"):
             check_choice(value, name, list(control.options))
         control.value = value

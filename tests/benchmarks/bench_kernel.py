@@ -120,6 +120,11 @@ def _latent(ex):
     return ex
 
 
+# kind -> the controls the per-update sweep moves, when not all of them: 12's temperature and top-k regenerate the
+# text (timed on their own below, goal REGENERATE_GOAL_MS); its step slider re-uses it (goal GOAL_MS)
+MOVING = {"language-model": ("step",)}
+REGENERATE_GOAL_MS = 100.0
+
 # kind -> more (name, factory) cases than its registered demo: bigger inputs, another setting
 VARIANTS = {
     "qkv": [("5 tokens, 000 F2 W/10", lambda: explorers.qkv_explorer(
@@ -130,6 +135,7 @@ VARIANTS = {
     "multihead": [("4 heads", lambda: explorers.multihead_explorer(E.T001_X, 4, n_heads=4))],
     "long-context": [("latent", lambda: _latent(explorers.long_context_explorer(S.embeddings(), *S.two_heads(),
                                                                                  S.TOKENS)))],
+    "language-model": [("64 characters", lambda: explorers.language_model_explorer("The attention weights of "))],
 }
 
 
@@ -143,9 +149,25 @@ def run() -> list[dict]:
         for what, make in [("demo", entry.demo), *VARIANTS.get(kind, [])]:
             ex = make()
             moved = moving_controls(ex)
+            if kind in MOVING:
+                moved = {n: ws for n, ws in moved.items() if n in MOVING[kind]}
             rows.append(bench(f"{entry.lesson} {kind}, {what} ({', '.join(moved)})", ex,
                               [w for ws in moved.values() for w in ws]))
     return rows
+
+
+def regenerate(n: int = 10) -> dict:
+    """12's explorer: a new temperature regenerates 64 characters with the cache (the whole update, as a slider event)."""
+    ex = explorers.language_model_explorer("The attention weights of ", n_new=64)
+    slider = ex.controls["temperature"]
+    wall, cpu = [], []
+    for k in range(n):
+        t0, c0 = time.perf_counter(), time.process_time()
+        slider.value = round(0.5 + 0.1 * (k % 10), 1)  # 0.5 ... 1.4: each differs from the one before (start 0.8 too)
+        wall.append((time.perf_counter() - t0) * 1000)
+        cpu.append((time.process_time() - c0) * 1000)
+    return {"median": statistics.median(wall), "p90": _pct(wall, 90), "cpu_median": statistics.median(cpu), "n": n,
+            "chars": ex.n_new}
 
 
 def main() -> None:
@@ -165,6 +187,12 @@ def main() -> None:
               f"{GOAL_MS:5.0f} {flag}")
     print("# per update (medians): msgs = messages to the browser; cells B = JSON of the heatmaps' changed cells (a whole")
     print("# View after a change of layout); readout B = its HTML (note and data-state); sent B = the serialized messages")
+    regen = regenerate()
+    flag = "ok" if regen["median"] <= REGENERATE_GOAL_MS else "SLOW"
+    print(f"# 12 language-model: a new temperature regenerates {regen['chars']} characters with the cache: median "
+          f"{regen['median']:.1f} ms, p90 {regen['p90']:.1f} ms, process CPU {regen['cpu_median']:.1f} ms over {regen['n']} "
+          f"events (goal {REGENERATE_GOAL_MS:g} ms) "
+          f"{flag}; the step rows above re-use them")
     print(f"# worst median {max(r['median'] for r in rows):.2f} ms; bytes sent per update (median) from "
           f"{min(r['wire'] for r in rows):.0f} to {max(r['wire'] for r in rows):.0f}")
 

@@ -718,5 +718,5 @@ def assert_updated_in_place(report: dict, where: str) -> None:
 
 # Explorers (kinds of helpers.explorers.REGISTRY; tests/test_registry.py checks) whose control a person tries
 # first (pick_slider) reshapes their tables by design, so the browser builds them anew: the step slider of 'generation' grows the cache by a row, 'tiles' shows
-# another block of keys.
-RESHAPING_KINDS = {"generation", "tiles"}
+# another block of keys, 'language-model''s temperature writes another text (new characters label the columns).
+RESHAPING_KINDS = {"generation", "tiles", "language-model"}
