@@ -64,7 +64,7 @@ import ipywidgets as W
 import numpy as np
 
 from helpers.liveview import HeatmapView, Readout
-from helpers.panels import View
+from helpers.panels import View, describe_view
 from helpers.validate import check_choice, check_flag
 
 if TYPE_CHECKING:  # for the annotations only
@@ -157,6 +157,19 @@ def state_from_html(value: str) -> dict:
 # --------------------------------------------------------------------------- the base class
 
 
+def _control_names(controls: dict) -> dict[str, str]:
+    """What a screen reader says for each control, by the class suffix it carries (``attn-slider--<key>``):
+    a grid's own names (``MatrixSliders.names``, ``MatrixToggles.names``), a single slider's description."""
+    names = {}
+    for name, control in controls.items():
+        if isinstance(control, W.DOMWidget):
+            if isinstance(control, (W.FloatSlider, W.IntSlider)):
+                names[name] = control.description or name
+        else:
+            names.update(control.names)
+    return names
+
+
 def _observe(control: object, fn) -> None:
     if isinstance(control, W.ValueWidget):
         control.observe(fn, "value")
@@ -196,7 +209,7 @@ class Explorer:
         if not controls:
             raise TypeError(f"{type(self).__name__} needs at least one control")
         self.controls = controls
-        self.readout = Readout(layout=W.Layout(min_width="16em"))
+        self.readout = Readout(layout=W.Layout(min_width="16em"), names=_control_names(controls))
         self.readout.add_class("attn-readout")
         self._quiet = False
         self._shown: Shown | None = None
@@ -257,7 +270,8 @@ class Explorer:
         self._shown, self._error = shown, None
         cells = self._draw()
         note = f'<div style="max-width:32em">{shown.note}</div>' if shown.note else ""
-        self.readout.update(note + state_html(self.state()), cells)  # one message: readout and changed cells
+        say = f'<div class="attn-say" hidden>{html.escape(describe_view(shown.views[0]))}</div>'  # the live region's
+        self.readout.update(note + say + state_html(self.state()), cells)  # one message: readout and changed cells
         self.renders += 1
 
     def _draw(self) -> dict:

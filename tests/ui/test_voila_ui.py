@@ -15,6 +15,8 @@ notebooks/, in headless Chromium:
   its kernels are gone after stop();
 - the Makefile's `present` target runs Voilà with PRESENT_ARGS and PRESENT_ENV;
 - solutions/' own file list (/voila/tree/solutions, typed by hand) answers 404 and names no solution;
+- accessibility: axe-core (WCAG 2.1 A and AA) finds nothing on every lesson's page (the classroom view is all
+  ours: template, prose, figures, explorers), each opened at its address and its explorers drawn;
 - JupyterLab's own Voilà (the server extension, /voila/render/ of `make lab`, in lab.LabServer): a page
   loads nothing from another machine, typesets its formulas, keeps answers closed, and solutions/' page
   and file list answer 404.
@@ -531,3 +533,24 @@ def test_lab_voila_preview_hides_the_solutions(lab_server):
     }
     answered = {what: _get(url)[0] for what, url in pages.items()}
     assert all(status == 404 for status in answered.values()), f"JupyterLab's Voilà answers {answered}, not 404"
+
+
+@pytest.fixture(scope="module", params=LESSONS, ids=lambda p: p.name)
+def classroom_page(request, browser, voila_server):
+    """(notebook, page): a lesson opened at its address in the classroom view, its explorers drawn (Voilà runs
+    the notebook for each page load: a few seconds a lesson)."""
+    notebook = request.param
+    page = lab.new_page(browser)
+    try:
+        page.goto(voila_server.url(notebook), wait_until="domcontentloaded", timeout=4 * lab.TIMEOUT_MS)
+        page.locator(".attn-explorer .attn-heatmap table.attn-hm").first.wait_for(timeout=lab.TIMEOUT_MS)
+        yield notebook, page
+    finally:
+        page.context.close()
+
+
+def test_axe_finds_nothing_in_the_classroom_view(classroom_page):
+    """WCAG 2.1 A and AA, by axe-core: every control named, every figure described, contrast, structure."""
+    notebook, page = classroom_page
+    found = lab.axe(page)
+    assert not found, f"{notebook.name} in the classroom view, axe-core: {lab.axe_counts(found)}\n" + lab.axe_report(found)
