@@ -28,6 +28,7 @@ so it is shown once). Importing this module changes nothing: no pyplot import, n
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import textwrap
@@ -642,24 +643,44 @@ def alt_text(fig: Figure) -> str:
     return head + ". " + ". ".join(parts) + "." if parts else head + "."
 
 
-def _figure_alt_metadata(fig: Figure):
-    """IPython's mimebundle formatter for a Figure: no data of its own, the alt text for its PNG."""
-    return {}, {"image/png": {"alt": alt_text(fig)}}
+_PNG_BEFORE: dict = {}  # the PNG formatter of Figures that describe_figures replaced, to put back
 
 
 def describe_figures(on: bool = True) -> None:
-    """Give every matplotlib figure this kernel shows (True) or none (False) a text alternative: the PNG's
-    ``alt`` (output metadata ``image/png.alt``, which the classroom view and ``make html`` write into the page).
+    """Give every matplotlib figure this kernel shows (True) or none (False) a text alternative, ``alt_text(fig)``.
 
-    An explicit call (it changes how IPython displays Figures), made in each lesson's first cell."""
+    It goes with the PNG twice: as the output's metadata ``image/png.alt`` (the convention nbconvert's classic
+    template reads; the classroom view's and ``make html``'s templates write it as the image's ``alt``), and in
+    the PNG itself, as its standard ``Description`` text chunk, from which the live views' script
+    (``helpers/liveview/readout.js``) sets the ``alt`` in JupyterLab and Notebook 7, whose image renderer
+    ignores output metadata. An explicit call (it changes how IPython displays Figures), in each lesson's first
+    cell, after pyplot is imported (the inline backend registers its own PNG formatter then)."""
     on = check_flag(on, "on")
     from IPython import get_ipython
 
     shell = get_ipython()
     if shell is None:
         return  # not in IPython: nothing displays figures
-    formatter = shell.display_formatter.mimebundle_formatter
-    if on:
-        formatter.for_type(Figure, _figure_alt_metadata)
-    else:
-        formatter.pop(Figure, None)
+    formatter = shell.display_formatter.formatters["image/png"]
+    try:
+        current = formatter.lookup_by_type(Figure)
+    except KeyError:
+        current = None
+    if not on:
+        if getattr(current, "describes", False):
+            formatter.for_type(Figure, _PNG_BEFORE.pop("png"))
+        return
+    if current is None or getattr(current, "describes", False):
+        return  # no PNG figures here (another backend), or already on
+    _PNG_BEFORE["png"] = current
+
+    def png_with_alt(fig: Figure):
+        alt = alt_text(fig)
+        if isinstance(current, functools.partial):  # IPython's print_figure with the inline backend's options
+            data = current.func(fig, *current.args, **{**current.keywords, "metadata": {"Description": alt}})
+        else:
+            data = current(fig)
+        return (data, {"alt": alt}) if data is not None else None
+
+    png_with_alt.describes = True
+    formatter.for_type(Figure, png_with_alt)

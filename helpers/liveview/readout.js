@@ -8,10 +8,58 @@
 //   (ipywidgets gives noUiSlider's role="slider" handle no name) and the button `attn-toggle--<key>`, which also
 //   gets aria-pressed from its state (ipywidgets shows it by a class only);
 // - a polite live region announces the readout's `div.attn-say` text after a change, once nothing has changed
-//   for SAY_AFTER_MS: a dragged slider is announced once, where it stops, not at every step.
+//   for SAY_AFTER_MS: a dragged slider is announced once, where it stops, not at every step;
+// - a figure (a PNG output) without an alt gets the one the kernel wrote into the PNG as its Description text
+//   chunk (helpers.plots.describe_figures): JupyterLab's and Notebook 7's image renderer ignores the output's
+//   alt metadata (the classroom view and exported pages write that one themselves). Once per page.
 
 const live = (globalThis.__attnLive ??= {models: new Map(), waiting: new Map()});
 const SAY_AFTER_MS = 900;
+
+// The Description (tEXt or iTXt chunk) of a PNG data URL, read from its first chunks (they come before IDAT).
+function pngDescription(src) {
+  let bytes;
+  try {
+    const b64 = src.slice(src.indexOf(",") + 1, src.indexOf(",") + 1 + 16384);
+    bytes = Uint8Array.from(atob(b64.slice(0, b64.length - (b64.length % 4))), (c) => c.charCodeAt(0));
+  } catch { return null; }
+  const text = (a, b) => new TextDecoder(a).decode(b);
+  for (let i = 8; i + 8 <= bytes.length;) {
+    const n = ((bytes[i] << 24) | (bytes[i + 1] << 16) | (bytes[i + 2] << 8) | bytes[i + 3]) >>> 0;
+    const type = text("latin1", bytes.subarray(i + 4, i + 8));
+    if (type === "IDAT" || i + 8 + n > bytes.length) return null;
+    const data = bytes.subarray(i + 8, i + 8 + n);
+    const zero = data.indexOf(0);
+    if (zero > 0 && text("latin1", data.subarray(0, zero)) === "Description") {
+      if (type === "tEXt") return text("latin1", data.subarray(zero + 1));
+      if (type === "iTXt" && data[zero + 1] === 0) {  // uncompressed: skip method, language tag, translated keyword
+        let k = data.indexOf(0, zero + 3);
+        k = data.indexOf(0, k + 1);
+        return text("utf-8", data.subarray(k + 1));
+      }
+    }
+    i += 12 + n;
+  }
+  return null;
+}
+
+function describeFigures(root) {
+  for (const img of root.querySelectorAll?.('img[src^="data:image/png;base64,"]:not([alt])') ?? []) {
+    const alt = pngDescription(img.src);
+    if (alt) img.alt = alt;
+  }
+}
+
+if (!live.figures && typeof MutationObserver !== "undefined" && globalThis.document?.body) {
+  live.figures = new MutationObserver((records) => {
+    for (const r of records) for (const node of r.addedNodes) {
+      if (node.nodeType !== 1) continue;
+      if (node.tagName === "IMG") describeFigures(node.parentNode); else describeFigures(node);
+    }
+  });
+  live.figures.observe(document.body, {childList: true, subtree: true});
+  describeFigures(document.body);
+}
 
 function initialize({ model }) {
   const onMessage = (/** @type {ReadoutMessage} */ msg) => {

@@ -130,9 +130,14 @@ def test_axe_finds_nothing_on_an_exported_page(browser, exported_lessons, lesson
         page.goto(exported_lessons[lesson].as_uri(), wait_until="load")
         page.evaluate("() => window.MathJax?.startup?.promise ? MathJax.startup.promise.then(() => true) : false")
         found = lab.axe(page)
+        # axe accepts any alt; nbconvert writes a placeholder where the output had none
+        undescribed = page.evaluate("() => [...document.images].filter(i => !i.alt || /^No description has been "
+                                    "provided/.test(i.alt)).map(i => i.closest('.jp-Cell')?.id ?? '?')")
     finally:
         page.context.close()
     assert not found, f"{lesson} exported, axe-core: {lab.axe_counts(found)}\n" + lab.axe_report(found)
+    assert not undescribed, (f"{lesson} exported: figures without a text alternative in cells {undescribed} (is "
+                             "describe_figures() called in the first cell, and the notebook executed since?)")
 
 
 # Defined last, so that it sees every request the page made, clicks included.
