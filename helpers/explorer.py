@@ -162,9 +162,10 @@ def _control_names(controls: dict) -> dict[str, str]:
     a grid's own names (``MatrixSliders.names``, ``MatrixToggles.names``), a single slider's description."""
     names = {}
     for name, control in controls.items():
-        if isinstance(control, W.DOMWidget):
-            if isinstance(control, (W.FloatSlider, W.IntSlider)):
-                names[name] = control.description or name
+        if isinstance(control, W.DOMWidget):  # a single slider: its description (dropdowns, checkboxes have labels)
+            for cls in control._dom_classes:
+                if cls.startswith("attn-slider--"):
+                    names[cls.removeprefix("attn-slider--")] = control.description or name
         else:
             names.update(control.names)
     return names

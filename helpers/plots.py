@@ -612,7 +612,7 @@ def _describe_axes(ax: Axes) -> str | None:
         parts.append("labels: " + ", ".join(texts))
     if len(parts) == 1 and not ax.get_title() and not ax.images:
         return None  # an empty axes (a spacer)
-    return ": ".join(parts[:1]) + ("; " + "; ".join(parts[1:]) if parts[1:] else "")
+    return parts[0] + (": " + "; ".join(parts[1:]) if parts[1:] else "")
 
 
 def _axes_of(fig: Figure | SubFigure) -> list:
@@ -643,7 +643,34 @@ def alt_text(fig: Figure) -> str:
     return head + ". " + ". ".join(parts) + "." if parts else head + "."
 
 
-_PNG_BEFORE: dict = {}  # the PNG formatter of Figures that describe_figures replaced, to put back
+def _png_with_description(printer: Callable) -> Callable:
+    """The PNG printer ``printer`` (IPython's print_figure with the inline backend's options), writing the
+    figure's alt text into the PNG as its Description text chunk."""
+
+    def png(fig: Figure):
+        if isinstance(printer, functools.partial):
+            return printer.func(fig, *printer.args, **{**printer.keywords, "metadata": {"Description": alt_text(fig)}})
+        return printer(fig)
+
+    png.describes = printer  # what it wraps
+    return png
+
+
+def _described(shell) -> Callable:
+    """IPython's mimebundle printer for a Figure: the alt text as the PNG's metadata, and the PNG printer wrapped
+    (again, after matplotlib's inline backend registered its own: it does so when pyplot first draws)."""
+
+    def bundle(fig: Figure):
+        png = shell.display_formatter.formatters["image/png"]
+        try:
+            printer = png.lookup_by_type(Figure)
+        except KeyError:
+            return {}, {}  # no PNG for figures here
+        if not hasattr(printer, "describes"):
+            png.for_type(Figure, _png_with_description(printer))
+        return {}, {"image/png": {"alt": alt_text(fig)}}
+
+    return bundle
 
 
 def describe_figures(on: bool = True) -> None:
@@ -654,33 +681,19 @@ def describe_figures(on: bool = True) -> None:
     the PNG itself, as its standard ``Description`` text chunk, from which the live views' script
     (``helpers/liveview/readout.js``) sets the ``alt`` in JupyterLab and Notebook 7, whose image renderer
     ignores output metadata. An explicit call (it changes how IPython displays Figures), in each lesson's first
-    cell, after pyplot is imported (the inline backend registers its own PNG formatter then)."""
+    cell."""
     on = check_flag(on, "on")
     from IPython import get_ipython
 
     shell = get_ipython()
     if shell is None:
         return  # not in IPython: nothing displays figures
-    formatter = shell.display_formatter.formatters["image/png"]
-    try:
-        current = formatter.lookup_by_type(Figure)
-    except KeyError:
-        current = None
-    if not on:
-        if getattr(current, "describes", False):
-            formatter.for_type(Figure, _PNG_BEFORE.pop("png"))
+    formatters = shell.display_formatter
+    if on:
+        formatters.mimebundle_formatter.for_type(Figure, _described(shell))
         return
-    if current is None or getattr(current, "describes", False):
-        return  # no PNG figures here (another backend), or already on
-    _PNG_BEFORE["png"] = current
-
-    def png_with_alt(fig: Figure):
-        alt = alt_text(fig)
-        if isinstance(current, functools.partial):  # IPython's print_figure with the inline backend's options
-            data = current.func(fig, *current.args, **{**current.keywords, "metadata": {"Description": alt}})
-        else:
-            data = current(fig)
-        return (data, {"alt": alt}) if data is not None else None
-
-    png_with_alt.describes = True
-    formatter.for_type(Figure, png_with_alt)
+    formatters.mimebundle_formatter.pop(Figure, None)
+    png = formatters.formatters["image/png"]
+    printer = png.lookup_by_type(Figure) if Figure in png.type_printers else None
+    if hasattr(printer, "describes"):
+        png.for_type(Figure, printer.describes)
