@@ -24,8 +24,10 @@ from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from IPython.core.pylabtools import select_figure_formats  # noqa: E402
 
 from helpers import panels as P  # noqa: E402
-from helpers import softmax  # noqa: E402
-from helpers import plots  # noqa: E402
+from helpers import (
+    plots,  # noqa: E402
+    softmax,  # noqa: E402
+)
 from helpers.controls import MatrixSliders, MatrixToggles, scalar_slider  # noqa: E402
 from helpers.explorer import Explorer, Shown  # noqa: E402
 from helpers.explorers import REGISTRY  # noqa: E402
