@@ -183,7 +183,8 @@ def _open_from_tree(browser, server, name: str):
 
 @pytest.fixture(scope="module", params=PAGES)
 def shown(request, browser, voila_server):
-    """(notebook, page): the notebook opened from Voilà's file list, its explorers drawn."""
+    """(notebook, page): the notebook opened from Voilà's file list, its explorers drawn (a name of PAGES,
+    or of any lesson where a test parametrizes it so)."""
     notebook = lab.NOTEBOOKS / request.param
     assert notebook in LESSONS, f"{request.param} is not a lesson under {lab.NOTEBOOKS}"
     page = _open_from_tree(browser, voila_server, request.param)
@@ -399,6 +400,15 @@ def test_answers_stay_closed_until_clicked(shown):
     summary.click()  # closed again, for the tests after this one
 
 
+# Every lesson's page, once each (`shown`, 00 and 02 included: the tests above use those two).
+@pytest.mark.parametrize("shown", [p.name for p in LESSONS], indirect=True)
+def test_axe_finds_nothing_in_the_classroom_view(shown):
+    """WCAG 2.1 A and AA, by axe-core: every control named, every figure described, contrast, structure."""
+    notebook, page = shown
+    found = lab.axe(page)
+    assert not found, f"{notebook.name} in the classroom view, axe-core: {lab.axe_counts(found)}\n" + lab.axe_report(found)
+
+
 # Defined after the tests that use `shown`, so that it sees every request they caused.
 def test_nothing_is_loaded_from_outside_this_machine(shown):
     """The file list, the notebook's page, its explorers and their slider moves requested nothing from any
@@ -533,24 +543,3 @@ def test_lab_voila_preview_hides_the_solutions(lab_server):
     }
     answered = {what: _get(url)[0] for what, url in pages.items()}
     assert all(status == 404 for status in answered.values()), f"JupyterLab's Voilà answers {answered}, not 404"
-
-
-@pytest.fixture(scope="module", params=LESSONS, ids=lambda p: p.name)
-def classroom_page(request, browser, voila_server):
-    """(notebook, page): a lesson opened at its address in the classroom view, its explorers drawn (Voilà runs
-    the notebook for each page load: a few seconds a lesson)."""
-    notebook = request.param
-    page = lab.new_page(browser)
-    try:
-        page.goto(voila_server.url(notebook), wait_until="domcontentloaded", timeout=4 * lab.TIMEOUT_MS)
-        page.locator(".attn-explorer .attn-heatmap table.attn-hm").first.wait_for(timeout=lab.TIMEOUT_MS)
-        yield notebook, page
-    finally:
-        page.context.close()
-
-
-def test_axe_finds_nothing_in_the_classroom_view(classroom_page):
-    """WCAG 2.1 A and AA, by axe-core: every control named, every figure described, contrast, structure."""
-    notebook, page = classroom_page
-    found = lab.axe(page)
-    assert not found, f"{notebook.name} in the classroom view, axe-core: {lab.axe_counts(found)}\n" + lab.axe_report(found)
