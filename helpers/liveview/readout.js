@@ -5,8 +5,9 @@
 //
 // It is also the explorer's voice for assistive technology, in every client (JupyterLab, Notebook 7, Voilà):
 // - trait "names" ({class suffix: name}) names the explorer's controls: the handle of slider `attn-slider--<key>`
-//   (ipywidgets gives noUiSlider's role="slider" handle no name) and the button `attn-toggle--<key>`, which also
-//   gets aria-pressed from its state (ipywidgets shows it by a class only);
+//   (ipywidgets gives noUiSlider's role="slider" handle no name) and the number beside it, which takes a typed
+//   value, and the button `attn-toggle--<key>`, which also gets aria-pressed from its state (ipywidgets shows it
+//   by a class only);
 // - a polite live region announces the readout's `div.attn-say` text after a change, once nothing has changed
 //   for SAY_AFTER_MS: a dragged slider is announced once, where it stops, not at every step;
 // - a figure (a PNG output) without an alt gets the one the kernel wrote into the PNG as its Description text
@@ -81,6 +82,11 @@ function nameControls(root, names) {
     for (const el of root.getElementsByClassName("attn-slider--" + key)) {
       for (const handle of el.querySelectorAll(".noUi-handle")) {
         if (handle.getAttribute("aria-label") !== name) handle.setAttribute("aria-label", name);
+      }
+      const typed = el.querySelector(".widget-readout");  // the number beside it, which takes a typed value
+      if (typed && typed.getAttribute("aria-label") !== name + ", typed value") {
+        typed.setAttribute("aria-label", name + ", typed value");
+        typed.setAttribute("role", "textbox");
       }
     }
     for (const el of root.getElementsByClassName("attn-toggle--" + key)) {
