@@ -44,7 +44,12 @@ DOM contract (the browser tests in ``tests/ui`` rely on it; controls: see ``help
   new View), so an update is one message to the browser; it shows a short note, and exactly one
   element with ``data-state``, whose JSON is ``{"kind", "inputs", "weights", "output", ...}`` (every
   control value and parameter needed to recompute the panels with ``helpers``; NaN and ±inf are the
-  strings "nan", "inf", "-inf"), or ``{"kind", "inputs", "error"}`` after a refusal.
+  strings "nan", "inf", "-inf"), or ``{"kind", "inputs", "error"}`` after a refusal;
+* accessibility (issue 29): the readout also holds a hidden ``div.attn-say``, the main View in words
+  (``helpers.panels.describe_view``), which its ``div.attn-live`` (role status, polite) announces once the
+  controls have been still for a moment; its ``names`` (from ``MatrixSliders.names``,
+  ``MatrixToggles.names`` and each single slider's description) name every slider handle and on/off cell
+  in the page, and each on/off cell has ``aria-pressed``.
 
 ``presentation(True)`` enlarges the views of every explorer (for a projector); ``presentation(False)``
 goes back.
