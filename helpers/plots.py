@@ -656,17 +656,28 @@ def _png_with_description(printer: Callable) -> Callable:
     return png
 
 
+def _load_backend() -> None:
+    """Import matplotlib's backend module (pyplot does so lazily, on its first figure): the inline backend
+    registers IPython's PNG printer of Figures when it is imported."""
+    import importlib
+
+    import matplotlib
+
+    backend = matplotlib.get_backend(auto_select=False)  # no auto-selection here (that would load one)
+    if isinstance(backend, str) and backend.startswith("module://"):
+        importlib.import_module(backend.removeprefix("module://"))
+
+
 def _described(shell) -> Callable:
     """IPython's mimebundle printer for a Figure: the alt text as the PNG's metadata, and the PNG printer wrapped
     (again, after matplotlib's inline backend registered its own: it does so when pyplot first draws)."""
 
     def bundle(fig: Figure):
         png = shell.display_formatter.formatters["image/png"]
-        try:
-            printer = png.lookup_by_type(Figure)
-        except KeyError:
-            return {}, {}  # no PNG for figures here
-        if not hasattr(printer, "describes"):
+        if Figure not in png.type_printers:  # pyplot has not loaded its backend yet, which registers the printer
+            _load_backend()
+        printer = png.type_printers.get(Figure)
+        if printer is not None and not hasattr(printer, "describes"):
             png.for_type(Figure, _png_with_description(printer))
         return {}, {"image/png": {"alt": alt_text(fig)}}
 
