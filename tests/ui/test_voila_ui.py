@@ -300,7 +300,8 @@ def test_the_prose_and_figures_are_shown(shown):
     assert headings and not missing, (
         f"{notebook.name}: headings not shown: {missing}; shown: {shown_headings}"
     )
-    stored_figures = notebook.read_text(encoding="utf-8").count('"image/png"')
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    stored_figures = sum("image/png" in o.get("data", {}) for c in cells for o in c.get("outputs", []))
     figures = page.locator(".jp-OutputArea-output img")
     assert figures.count() >= stored_figures, (
         f"{notebook.name}: {figures.count()} figures shown, the stored notebook has {stored_figures}"
