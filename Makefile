@@ -28,7 +28,7 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 # pytest-xdist: one worker per core; a notebook's cells run in order in one worker (--dist loadfile).
 PARALLEL := -n auto --dist loadfile
 
-.PHONY: help setup lab notebook present html test test-ui test-hub test-lowest bench bench-hub images screenshots notebooks student hub hub-link corpus model clean
+.PHONY: help setup lab notebook present html test test-ui test-hub test-lowest bench bench-hub images screenshots notebooks student hub hub-link corpus model clean axe
 
 help:
 	@echo "make lab          open the notebooks in JupyterLab on http://$(HOST):$(PORT)/lab"
@@ -39,7 +39,7 @@ help:
 	@echo "make html         the lessons as HTML pages in html/ that work offline (formulas included), answers closed"
 	@echo "make test         helpers, worked examples, every notebook under strict nbval, ruff, then make test-simd"
 	@echo "make test-simd    every notebook under strict nbval again on narrower SIMD kernels (AVX2, SSE)"
-	@echo "make test-ui      browser tests in headless Chromium (needs chromium; see README)"
+	@echo "make test-ui      browser tests in headless Chromium, axe-core's accessibility checks included (needs chromium and npm; see README)"
 	@echo "make test-hub     a real JupyterHub: logins, copies, a slider in 02, restarts, the link (as root)"
 	@echo "make test-lowest  make test's tests with the lowest versions pyproject.toml allows (in $(LOWEST))"
 	@echo "make bench        per-update latency of the explorers, the language model's speed, and make bench-hub (printed, not asserted)"
@@ -125,7 +125,17 @@ test-lowest:
 	$(LOWEST)/bin/uv pip install --quiet --python $(LOWEST)/bin/python --resolution lowest-direct -e '.[test]'
 	env -u MPLBACKEND $(LOWEST)/bin/python -m pytest -m "not ui" $(PARALLEL) $(NBVAL) tests notebooks
 
-test-ui: $(STAMP)
+# axe-core (npm) for the browser tests' accessibility checks, in .axe/ (ignored by git), never globally.
+AXE := .axe/node_modules/axe-core/axe.min.js
+
+$(AXE):
+	@command -v npm >/dev/null || { echo "make test-ui needs npm for axe-core (Debian: apt-get install -y npm)"; exit 1; }
+	mkdir -p .axe
+	npm install --prefix .axe --no-audit --no-fund --silent axe-core@^4.10
+
+axe: $(AXE)
+
+test-ui: $(STAMP) $(AXE)
 	$(BIN)/python -m pytest -m ui tests/ui
 
 # A real JupyterHub on loopback ports, as root (students are system users the tests make and remove).
@@ -187,6 +197,6 @@ model: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m helpers.lm_train
 
 clean:
-	rm -rf $(VENV) $(LOWEST) $(HUB_VENV) hub/node_modules .pytest_cache .hypothesis .ruff_cache *.egg-info student html
+	rm -rf $(VENV) $(LOWEST) $(HUB_VENV) hub/node_modules .pytest_cache .hypothesis .ruff_cache *.egg-info student html .axe
 	find . -name __pycache__ -prune -exec rm -rf {} +
 	find . -name .ipynb_checkpoints -prune -exec rm -rf {} +

@@ -163,6 +163,13 @@ class MatrixSliders(_Grid):
         self._observers: list[Callable[[dict], None]] = []
         self._quiet = False
         R, C = arr.shape
+        rows = check_labels(row_labels, R, "row_labels", against=f"the grid has {R}", start=row_offset + 1)
+        cols = check_labels(col_labels, C, "col_labels", against=f"the grid has {C}", start=col_offset + 1)
+        self.names = {  # what a screen reader says for each slider, e.g. "W_q, row 'animal', column 1"
+            f"{name}-{i + row_offset}-{j + col_offset}": f"{label or name}, row {_say(rows[i], row_labels)}, "
+                                                         f"column {_say(cols[j], col_labels)}"
+            for i in range(R) for j in range(C)
+        }
         self.sliders = np.empty((R, C), dtype=object)
         cls = W.IntSlider if self.integer else W.FloatSlider
         fmt = {} if self.integer else {"readout_format": ".1f" if step >= 0.1 else ".2f"}
@@ -170,7 +177,7 @@ class MatrixSliders(_Grid):
             s = cls(
                 value=v.item(), min=lo if not self.integer else int(lo), max=hi if not self.integer else int(hi),
                 step=step, continuous_update=True, description="",
-                tooltip=f"{name}: row {i + row_offset + 1}, column {j + col_offset + 1}",
+                tooltip=self.names[f"{name}-{i + row_offset}-{j + col_offset}"],
                 layout=W.Layout(width=slider_width, margin="0 2px"),
                 style={"description_width": "0px"}, **fmt,
             )
@@ -183,8 +190,6 @@ class MatrixSliders(_Grid):
             f"reset-{name}",
         )
         self.reset_button.on_click(lambda _b: self.reset())
-        rows = check_labels(row_labels, R, "row_labels", against=f"the grid has {R}", start=row_offset + 1)
-        cols = check_labels(col_labels, C, "col_labels", against=f"the grid has {C}", start=col_offset + 1)
         grid = _labelled_grid(self.sliders, rows, cols)
         title = W.HTML(f"<b>{html.escape(label or name)}</b> <small>({R}×{C})</small>")
         self.widget = W.VBox([W.HBox([title, self.reset_button]), grid])
@@ -239,6 +244,11 @@ class MatrixSliders(_Grid):
 
 
 
+def _say(label: str, given: object) -> str:
+    """A row or column label as a screen reader should say it: a given word quoted, a number bare."""
+    return f"'{label}'" if given is not None else label
+
+
 def _labelled_grid(cells: np.ndarray, rows: list[str], cols: list[str]) -> W.GridBox:
     """Widgets (R, C) in a grid with column labels on top and row labels on the left."""
     R, C = cells.shape
@@ -270,17 +280,21 @@ class MatrixToggles(_Grid):
         R, C = self.shape
         self._observers: list[Callable[[dict], None]] = []
         self._quiet = False
+        rows = check_labels(row_labels, R, "row_labels", against=f"the grid has {R}")
+        cols = check_labels(col_labels, C, "col_labels", against=f"the grid has {C}")
+        self.names = {  # pressed = may attend: "query 'it' may attend to key 'cat', toggle button, pressed"
+            f"{name}-{i}-{j}": f"query {_say(rows[i], row_labels)} may attend to key {_say(cols[j], col_labels)}"
+            for i in range(R) for j in range(C)
+        }
         self.buttons = np.empty((R, C), dtype=object)
         for (i, j), v in np.ndenumerate(self._initial):
-            b = W.ToggleButton(value=bool(v), description="", tooltip=f"{name}[{i + 1}, {j + 1}]",
+            b = W.ToggleButton(value=bool(v), description="", tooltip=self.names[f"{name}-{i}-{j}"],
                                layout=W.Layout(width="2.2em", height="2.2em", padding="0"))
             b.add_class("attn-toggle")
             b.add_class(f"attn-toggle--{name}-{i}-{j}")
             b.observe(self._on_click, "value")
             self.buttons[i, j] = b
         self._paint()
-        rows = check_labels(row_labels, R, "row_labels", against=f"the grid has {R}")
-        cols = check_labels(col_labels, C, "col_labels", against=f"the grid has {C}")
         grid = _labelled_grid(self.buttons, rows, cols)
         self.presets = {}
         buttons = []
@@ -289,7 +303,7 @@ class MatrixToggles(_Grid):
             b = mark_control(W.Button(description=key, layout=W.Layout(width="auto")), f"{name}-{check_name(key)}")
             b.on_click(lambda _b, key=key: self.set_value(self.presets[key]))
             buttons.append(b)
-        title = W.HTML(f"<b>{html.escape(label or name)}</b> <small>({R}×{C}; dark = may attend)</small>")
+        title = W.HTML(f"<b>{html.escape(label or name)}</b> <small>({R}×{C}; ✓ = may attend)</small>")
         self.widget = W.VBox([title, grid, W.HBox(buttons)])
         self.widget.add_class("attn-matrix")
 
@@ -302,10 +316,10 @@ class MatrixToggles(_Grid):
 
     def _paint(self) -> None:
         for b in self.buttons.flat:
-            style, icon = ("primary", "check") if b.value else ("", "")
-            if b.button_style != style or b.icon != icon:
-                with b.hold_sync():  # style and icon in one message to the browser, not two
-                    b.button_style, b.icon = style, icon
+            style, mark = ("primary", "✓") if b.value else ("", "")  # a mark as well as a colour (no icon font)
+            if b.button_style != style or b.description != mark:
+                with b.hold_sync():  # style and mark in one message to the browser, not two
+                    b.button_style, b.description = style, mark
 
     def _on_click(self, change: dict) -> None:
         self._paint()

@@ -44,7 +44,12 @@ DOM contract (the browser tests in ``tests/ui`` rely on it; controls: see ``help
   new View), so an update is one message to the browser; it shows a short note, and exactly one
   element with ``data-state``, whose JSON is ``{"kind", "inputs", "weights", "output", ...}`` (every
   control value and parameter needed to recompute the panels with ``helpers``; NaN and ±inf are the
-  strings "nan", "inf", "-inf"), or ``{"kind", "inputs", "error"}`` after a refusal.
+  strings "nan", "inf", "-inf"), or ``{"kind", "inputs", "error"}`` after a refusal;
+* accessibility (issue 29): the readout also holds a hidden ``div.attn-say``, the main View in words
+  (``helpers.panels.describe_view``), which its ``div.attn-live`` (role status, polite) announces once the
+  controls have been still for a moment; its ``names`` (from ``MatrixSliders.names``,
+  ``MatrixToggles.names`` and each single slider's description) name every slider handle and on/off cell
+  in the page, and each on/off cell has ``aria-pressed``.
 
 ``presentation(True)`` enlarges the views of every explorer (for a projector); ``presentation(False)``
 goes back.
@@ -64,7 +69,7 @@ import ipywidgets as W
 import numpy as np
 
 from helpers.liveview import HeatmapView, Readout
-from helpers.panels import View
+from helpers.panels import View, describe_view
 from helpers.validate import check_choice, check_flag
 
 if TYPE_CHECKING:  # for the annotations only
@@ -157,6 +162,20 @@ def state_from_html(value: str) -> dict:
 # --------------------------------------------------------------------------- the base class
 
 
+def _control_names(controls: dict) -> dict[str, str]:
+    """What a screen reader says for each control, by the class suffix it carries (``attn-slider--<key>``):
+    a grid's own names (``MatrixSliders.names``, ``MatrixToggles.names``), a single slider's description."""
+    names = {}
+    for name, control in controls.items():
+        if isinstance(control, W.DOMWidget):  # a single slider: its description (dropdowns, checkboxes have labels)
+            for cls in control._dom_classes:
+                if cls.startswith("attn-slider--"):
+                    names[cls.removeprefix("attn-slider--")] = control.description or name
+        else:
+            names.update(control.names)
+    return names
+
+
 def _observe(control: object, fn) -> None:
     if isinstance(control, W.ValueWidget):
         control.observe(fn, "value")
@@ -198,7 +217,7 @@ class Explorer:
         if not controls:
             raise TypeError(f"{type(self).__name__} needs at least one control")
         self.controls = controls
-        self.readout = Readout(layout=W.Layout(min_width="16em"))
+        self.readout = Readout(layout=W.Layout(min_width="16em"), names=_control_names(controls))
         self.readout.add_class("attn-readout")
         self._quiet = False
         self._shown: Shown | None = None
@@ -259,7 +278,8 @@ class Explorer:
         self._shown, self._error = shown, None
         cells = self._draw()
         note = f'<div style="max-width:32em">{shown.note}</div>' if shown.note else ""
-        self.readout.update(note + state_html(self.state()), cells)  # one message: readout and changed cells
+        say = f'<div class="attn-say" hidden>{html.escape(describe_view(shown.views[0]))}</div>'  # the live region's
+        self.readout.update(note + say + state_html(self.state()), cells)  # one message: readout and changed cells
         self.renders += 1
 
     def _draw(self) -> dict:

@@ -53,6 +53,8 @@ __all__ = [
     "View",
     "format_value",
     "format_matrix",
+    "describe_cells",
+    "describe_view",
     "ColorBar",
     "color_bars",
     "color_bar_ticks",
@@ -449,3 +451,45 @@ def step_panels(
             xlabel="feature" if key == "output" else "" if key == "row_sums" else "key", ylabel="query",
         ))
     return panels
+
+
+# --------------------------------------------------------------------------- in words
+
+
+def _quote(label: str) -> str:
+    return label if label.isdigit() else f"'{label}'"
+
+
+def describe_cells(matrix: np.ndarray, texts: Sequence[Sequence[str]], rows: Sequence[str], cols: Sequence[str], *,
+                   kind: str = "weights", title: str = "", rows_shown: int = 4) -> str:
+    """A heatmap in words, from the texts it prints: its title, shape, and the largest cell of each row (of the
+    ``rows_shown`` rows whose largest cells stand out most above their row's mean), e.g. "'it' → 'cat' 0.82"."""
+    data = np.asarray(matrix, dtype=np.float64)  # (R, C)
+    R, C = data.shape
+    title = title or {"weights": "attention weights", "scores": "scores", "values": "values"}[kind]
+    what = {"weights": f"attention weights, {R} quer{'ies' if R > 1 else 'y'} × {C} key{'s' if C > 1 else ''}",
+            "scores": f"scores, {R} × {C}", "values": f"values, {R} × {C}"}[kind]
+    finite = np.where(np.isfinite(data), data, -np.inf)  # (R, C): NaN/±inf are never "largest"
+    best = finite.argmax(axis=1)  # (R,) the column of each row's largest cell
+    ok = np.isfinite(data)  # (R, C)
+    mean = np.where(ok, data, 0).sum(axis=1) / np.maximum(ok.sum(axis=1), 1)  # (R,)
+    stand_out = finite[np.arange(R), best] - mean  # (R,) how far each row's largest cell is above its mean
+    picked = sorted(sorted(range(R), key=lambda i: -stand_out[i])[:rows_shown])
+    cells = ", ".join(f"{_quote(rows[i])} → {_quote(cols[best[i]])} {texts[i][best[i]]}" for i in picked)
+    head = "largest in each row" if R <= rows_shown else f"largest in the {len(picked)} rows where it stands out most"
+    bad = int((~np.isfinite(data)).sum())
+    return f"{title} ({what}); {head}: {cells}" + (f"; {bad} cells nan or inf" if bad else "")
+
+
+def describe_view(view: View, rows_shown: int = 4) -> str:
+    """A View in words (the live view's announcement, the figure's alt text): each panel by ``describe_cells``."""
+    n = len(view.panels)
+    shown = rows_shown if n == 1 else 3 if n == 2 else 2 if n <= 4 else 1
+    parts = []
+    for p in view.panels:
+        R, C = p.matrix.shape
+        rows = list(p.row_labels) if p.row_labels is not None else [str(i + 1) for i in range(R)]
+        cols = list(p.col_labels) if p.col_labels is not None else [str(j + 1) for j in range(C)]
+        parts.append(describe_cells(p.matrix, format_matrix(p.matrix, p.fmt), rows, cols, kind=p.kind, title=p.title,
+                                    rows_shown=shown))
+    return (f"{view.title}: " if view.title else "") + ". ".join(parts) + "."

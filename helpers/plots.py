@@ -28,9 +28,11 @@ so it is shown once). Importing this module changes nothing: no pyplot import, n
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import textwrap
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -52,6 +54,7 @@ from helpers.panels import (
     cell_colors,
     color_bars,
     colormap,
+    describe_cells,
     format_matrix,
     format_value,
     limits,
@@ -95,8 +98,11 @@ __all__ = [
     "new_figure",
     "plain_figure",
     "save_figure",
+    "alt_text",
+    "describe_figures",
 ]
 
+_HEATMAPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Axes -> the Heatmap drawn on it
 DPI = 100  # inline figures; make images saves at 2 * DPI (sharp on HiDPI screens)
 # MAX_INCHES (a side of a figure) and MAX_CELLS (values printed in one figure) live in helpers.validate
 
@@ -207,6 +213,7 @@ class Heatmap:
                 self.color_bar.set_ticks([0, 0.25, 0.5, 0.75, 1])
         self.matrix = matrix.copy()
         self._paint(matrix)
+        _HEATMAPS[ax] = self  # alt_text(fig) describes the figure from what its heatmaps print
 
     def _paint(self, data: np.ndarray) -> None:
         bad = ~np.isfinite(data)  # (R, C)
@@ -570,3 +577,134 @@ def save_figure(fig: Figure, path: str | Path, *, dpi: int = 2 * DPI) -> Path:
     metadata = {"Software": None} if path.suffix.lower() == ".png" else {"Date": None}
     fig.savefig(path, dpi=dpi, facecolor="white", metadata=metadata)
     return path
+
+
+# --------------------------------------------------------------------------- text alternatives
+
+
+def _describe_heatmap(hm: Heatmap, rows_shown: int = 4) -> str:
+    """One heatmap in words, from what it prints (``helpers.panels.describe_cells``)."""
+    rows = [t.get_text() for t in hm.ax.get_yticklabels()]
+    cols = [t.get_text() for t in hm.ax.get_xticklabels()]
+    return describe_cells(hm.matrix, hm.cell_texts(), rows, cols, kind=hm.kind, title=hm.ax.get_title(),
+                          rows_shown=rows_shown)
+
+
+def _describe_axes(ax: Axes) -> str | None:
+    """A chart that is not a heatmap in words: its title, axes, lines (their labels and last values)."""
+    if getattr(ax, "_colorbar", None) is not None or not ax.get_visible():
+        return None  # a colour bar: the heatmap's text says what the colours mean
+    parts = [ax.get_title() or "chart"]
+    xlabel, ylabel = ax.get_xlabel(), ax.get_ylabel()
+    if xlabel or ylabel:
+        parts.append(f"{ylabel or 'y'} against {xlabel or 'x'}")
+    lines = [line for line in ax.get_lines() if line.get_visible() and len(np.atleast_1d(line.get_xdata()))]
+    named = [line.get_label() for line in lines if not line.get_label().startswith("_")]
+    if lines:
+        x = np.concatenate([np.asarray(line.get_xdata(), dtype=float).ravel() for line in lines])
+        parts.append(f"{len(lines)} line{'s' if len(lines) > 1 else ''}" + (f" ({', '.join(named)})" if named else "")
+                     + f", x from {format_value(np.nanmin(x))} to {format_value(np.nanmax(x))}")
+    bars = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_visible() and p.get_width() and p.get_height()]
+    if bars:
+        parts.append(f"{len(bars)} bars")
+    texts = [t.get_text() for t in ax.texts if t.get_visible() and t.get_text().strip()]
+    if texts and len(texts) <= 6:
+        parts.append("labels: " + ", ".join(texts))
+    if len(parts) == 1 and not ax.get_title() and not ax.images:
+        return None  # an empty axes (a spacer)
+    return parts[0] + (": " + "; ".join(parts[1:]) if parts[1:] else "")
+
+
+def _axes_of(fig: Figure | SubFigure) -> list:
+    """Every Axes of a figure and its subfigures, in drawing order."""
+    out = []
+    for child in fig.get_children():
+        if isinstance(child, SubFigure):
+            out.extend(_axes_of(child))
+        elif hasattr(child, "get_xaxis"):
+            out.append(child)
+    return out
+
+
+def alt_text(fig: Figure) -> str:
+    """A short text alternative of ``fig``, from what it draws: each heatmap's title and largest printed numbers,
+    each other chart's title, axes and lines. Never hand-written, so it cannot go stale."""
+    _check_fig(fig)
+    parts = []
+    heatmaps = [a for a in _axes_of(fig) if a in _HEATMAPS]
+    rows_shown = 4 if len(heatmaps) == 1 else 3 if len(heatmaps) == 2 else 2 if len(heatmaps) <= 4 else 1
+    for ax in _axes_of(fig):
+        text = _describe_heatmap(_HEATMAPS[ax], rows_shown) if ax in _HEATMAPS else _describe_axes(ax)
+        if text:
+            parts.append(text)
+    title = fig._suptitle.get_text() if getattr(fig, "_suptitle", None) is not None else ""
+    n = len(parts)
+    head = f"Figure{': ' + title if title else ''} ({n} panel{'s' if n != 1 else ''})" if n != 1 or title else "Figure"
+    return head + ". " + ". ".join(parts) + "." if parts else head + "."
+
+
+def _png_with_description(printer: Callable) -> Callable:
+    """The PNG printer ``printer`` (IPython's print_figure with the inline backend's options), writing the
+    figure's alt text into the PNG as its Description text chunk."""
+
+    def png(fig: Figure):
+        if isinstance(printer, functools.partial):
+            return printer.func(fig, *printer.args, **{**printer.keywords, "metadata": {"Description": alt_text(fig)}})
+        return printer(fig)
+
+    png.describes = printer  # what it wraps
+    return png
+
+
+def _load_backend() -> None:
+    """Import matplotlib's backend module (pyplot does so lazily, on its first figure): the inline backend
+    registers IPython's PNG printer of Figures when it is imported."""
+    import importlib
+
+    import matplotlib
+
+    backend = matplotlib.get_backend(auto_select=False)  # no auto-selection here (that would load one)
+    if isinstance(backend, str) and backend.startswith("module://"):
+        importlib.import_module(backend.removeprefix("module://"))
+
+
+def _described(shell) -> Callable:
+    """IPython's mimebundle printer for a Figure: the alt text as the PNG's metadata, and the PNG printer wrapped
+    (again, after matplotlib's inline backend registered its own: it does so when pyplot first draws)."""
+
+    def bundle(fig: Figure):
+        png = shell.display_formatter.formatters["image/png"]
+        if Figure not in png.type_printers:  # pyplot has not loaded its backend yet, which registers the printer
+            _load_backend()
+        printer = png.type_printers.get(Figure)
+        if printer is not None and not hasattr(printer, "describes"):
+            png.for_type(Figure, _png_with_description(printer))
+        return {}, {"image/png": {"alt": alt_text(fig)}}
+
+    return bundle
+
+
+def describe_figures(on: bool = True) -> None:
+    """Give every matplotlib figure this kernel shows (True) or none (False) a text alternative, ``alt_text(fig)``.
+
+    It goes with the PNG twice: as the output's metadata ``image/png.alt`` (the convention nbconvert's classic
+    template reads; the classroom view's and ``make html``'s templates write it as the image's ``alt``), and in
+    the PNG itself, as its standard ``Description`` text chunk, from which the live views' script
+    (``helpers/liveview/readout.js``) sets the ``alt`` in JupyterLab and Notebook 7, whose image renderer
+    ignores output metadata. An explicit call (it changes how IPython displays Figures), in each lesson's first
+    cell."""
+    on = check_flag(on, "on")
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None:
+        return  # not in IPython: nothing displays figures
+    formatters = shell.display_formatter
+    if on:
+        formatters.mimebundle_formatter.for_type(Figure, _described(shell))
+        return
+    formatters.mimebundle_formatter.pop(Figure, None)
+    png = formatters.formatters["image/png"]
+    printer = png.lookup_by_type(Figure) if Figure in png.type_printers else None
+    if hasattr(printer, "describes"):
+        png.for_type(Figure, printer.describes)

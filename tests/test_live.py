@@ -246,8 +246,8 @@ def test_matrix_toggles_value_presets_classes_and_checks():
     mt.buttons[0, 2].comm.send = lambda data=None, metadata=None, buffers=None: sent.append(data)
     mt.buttons[0, 2].value = False
     assert len(seen) == 1 and not mt.value[0, 2] and mt.value.sum() == 8
-    painted = [d["state"] for d in sent if "button_style" in d["state"] or "icon" in d["state"]]
-    assert painted == [{"button_style": "", "icon": ""}]  # one message to the browser, not one per trait
+    painted = [d["state"] for d in sent if "button_style" in d["state"] or "description" in d["state"]]
+    assert painted == [{"button_style": "", "description": ""}]  # one message to the browser, not one per trait
     assert mt.buttons[0, 2].button_style == "" and mt.buttons[0, 0].button_style == "primary"
     (preset,) = [w for w in _walk(mt.widget) if "attn-control--mask-causal" in _classes(w)]
     preset.click()

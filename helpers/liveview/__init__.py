@@ -149,7 +149,12 @@ class HeatmapView(anywidget.AnyWidget):
 
 
 class Readout(anywidget.AnyWidget):
-    """The explorer's readout: ``.value`` is HTML (a short note and the data-state element).
+    """The explorer's readout: ``.value`` is HTML (a short note, the text to announce and the data-state element).
+
+    In the page it is also the explorer's voice for assistive technology (``readout.js``): it gives each control
+    of the explorer its accessible name (``names``) and each on/off cell its pressed state, and after a change
+    announces the ``div.attn-say`` text of ``value`` in a polite live region, once the controls have been
+    still for a moment (a dragged slider is announced once, where it stops).
 
     ``.update(value, cells)`` sends ONE message for a whole update: the new HTML and the view or cells
     messages of the explorer's heatmaps (by their keys), so a slider move costs the browser one
@@ -158,7 +163,11 @@ class Readout(anywidget.AnyWidget):
     """
 
     _esm = READOUT_JS
+    _css = LIVEVIEW_CSS  # the mark of an on/off cell, the hidden live region
     value = traitlets.Unicode("").tag(sync=True)
+    # what a screen reader says for each control of the explorer, by class suffix: ``attn-slider--<key>`` names its
+    # slider handle, ``attn-toggle--<key>`` its button (which also gets aria-pressed); sent once, applied in the page
+    names = traitlets.Dict().tag(sync=True)
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)

@@ -720,3 +720,57 @@ def assert_updated_in_place(report: dict, where: str) -> None:
 # first (pick_slider) reshapes their tables by design, so the browser builds them anew: the step slider of 'generation' grows the cache by a row, 'tiles' shows
 # another block of keys, 'language-model''s temperature writes another text (new characters label the columns).
 RESHAPING_KINDS = {"generation", "tiles", "language-model"}
+
+
+# --------------------------------------------------------------------------- accessibility (axe-core)
+
+# axe-core from npm, in a project-local folder that git ignores: `make test-ui` and `.ci/run` install it there
+# (`npm install --prefix .axe axe-core`); ATTN_AXE_JS points at another axe.min.js.
+AXE_JS = Path(os.environ.get("ATTN_AXE_JS", REPO / ".axe" / "node_modules" / "axe-core" / "axe.min.js"))
+AXE_INSTALL_HINT = (
+    f"axe-core is not installed at {AXE_JS}: `make axe` (or `npm install --prefix .axe axe-core@^4.10`; "
+    "needs npm, e.g. Debian's `apt-get install -y npm`)"
+)
+# The rules of WCAG 2.0 and 2.1, levels A and AA (axe's tags), no best practices.
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+
+
+def axe(page, include: list[str] | None = None, exclude: list[str] | None = None) -> list[dict]:
+    """Run axe-core (WCAG 2.1 A and AA) on ``page``, inside the ``include`` selectors (default: the whole page)
+    except ``exclude``; returns the violations, each {id, impact, help, nodes: [{target, html, summary}]}."""
+    if not AXE_JS.is_file():
+        raise FileNotFoundError(AXE_INSTALL_HINT)
+    if not page.evaluate("() => !!window.axe"):
+        page.add_script_tag(content=AXE_JS.read_text(encoding="utf-8"))
+    context = {"include": [[s] for s in include or ["html"]], "exclude": [[s] for s in exclude or []]}
+    return page.evaluate(
+        """async ([context, tags]) => {
+          const present = context.include.some(([s]) => document.querySelector(s));
+          if (!present) return [];
+          const result = await axe.run(context, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']});
+          return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+            nodes: v.nodes.map(n => ({target: n.target.join(' '), html: n.html.slice(0, 200),
+                                      summary: (n.failureSummary || '').slice(0, 300)}))}));
+        }""",
+        [context, AXE_TAGS],
+    )
+
+
+def axe_counts(violations: list[dict]) -> dict[str, int]:
+    """Rule id -> number of elements that break it."""
+    return {v["id"]: len(v["nodes"]) for v in violations}
+
+
+def axe_report(violations: list[dict], limit: int = 4) -> str:
+    """The violations in a few lines each: rule, impact, help, the first elements."""
+    lines = []
+    for v in violations:
+        lines.append(f"- {v['id']} ({v['impact']}, {len(v['nodes'])} elements): {v['help']}")
+        for n in v["nodes"][:limit]:
+            lines.append(f"    {n['target']}: {n['html']}")
+    return "\n".join(lines)
+
+
+# What is ours on a page of JupyterLab, Notebook 7 or Voilà: the cells' outputs and the rendered prose. The
+# clients' own menus, toolbars, editors and prompts are not (reported separately, not failed here).
+PROJECT_CONTENT = [".jp-OutputArea-output", ".jp-RenderedMarkdown"]

@@ -8,7 +8,9 @@ temporary folder, and opened from disk (a file:// address) in headless Chromium:
 - the formulas are typeset by MathJax (its output elements are there) and no raw TeX is left in the prose;
 - every output stored with outputs_hidden (a prediction's answer) is in a closed box, not visible on
   load, and a click shows it; the written answers (<details>) are closed too;
-- `make html` runs nbconvert with that configuration.
+- `make html` runs nbconvert with that configuration;
+- accessibility: every lesson exported so, axe-core (WCAG 2.1 A and AA) finds nothing on its page (all of it
+  is ours: the template, its colours, the prose, every figure's text alternative).
 
 Run: `pytest tests/ui/test_export_ui.py` (needs Chromium, see conftest.py).
 """
@@ -103,6 +105,39 @@ def test_answers_are_closed_on_load_and_open_on_a_click(opened):
     first = opened.evaluate(_JS_STATE)["answers"][0]
     assert first["open"] and first["visible"] == first["outputs"], f"a click did not show the answer: {first}"
     summary.click()
+
+
+LESSONS = [p for p in lab.notebook_paths() if "solutions" not in p.relative_to(lab.NOTEBOOKS).parts]
+
+
+@pytest.fixture(scope="module")
+def exported_lessons(tmp_path_factory) -> dict:
+    """Every lesson exported as `make html` does it (one nbconvert run), into a temporary folder; name -> page."""
+    out = tmp_path_factory.mktemp("lessons")
+    run = subprocess.run(
+        [sys.executable, "-m", "jupyter", "nbconvert", *EXPORT_ARGS, "--output-dir", str(out), *map(str, LESSONS)],
+        cwd=lab.REPO, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert run.returncode == 0, f"nbconvert failed:\n{run.stderr[-3000:]}"
+    return {p.name: out / f"{p.stem}.html" for p in LESSONS}
+
+
+@pytest.mark.parametrize("lesson", [p.name for p in LESSONS])
+def test_axe_finds_nothing_on_an_exported_page(browser, exported_lessons, lesson):
+    """WCAG 2.1 A and AA, by axe-core: contrast of code, prompts and links; every figure described; structure."""
+    page = lab.new_page(browser)
+    try:
+        page.goto(exported_lessons[lesson].as_uri(), wait_until="load")
+        page.evaluate("() => window.MathJax?.startup?.promise ? MathJax.startup.promise.then(() => true) : false")
+        found = lab.axe(page)
+        # axe accepts any alt; nbconvert writes a placeholder where the output had none
+        undescribed = page.evaluate("() => [...document.images].filter(i => !i.alt || /^No description has been "
+                                    "provided/.test(i.alt)).map(i => i.closest('.jp-Cell')?.id ?? '?')")
+    finally:
+        page.context.close()
+    assert not found, f"{lesson} exported, axe-core: {lab.axe_counts(found)}\n" + lab.axe_report(found)
+    assert not undescribed, (f"{lesson} exported: figures without a text alternative in cells {undescribed} (is "
+                             "describe_figures() called in the first cell, and the notebook executed since?)")
 
 
 # Defined last, so that it sees every request the page made, clicks included.

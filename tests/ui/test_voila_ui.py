@@ -15,6 +15,8 @@ notebooks/, in headless Chromium:
   its kernels are gone after stop();
 - the Makefile's `present` target runs Voilà with PRESENT_ARGS and PRESENT_ENV;
 - solutions/' own file list (/voila/tree/solutions, typed by hand) answers 404 and names no solution;
+- accessibility: axe-core (WCAG 2.1 A and AA) finds nothing on every lesson's page (the classroom view is all
+  ours: template, prose, figures, explorers), each opened at its address and its explorers drawn;
 - JupyterLab's own Voilà (the server extension, /voila/render/ of `make lab`, in lab.LabServer): a page
   loads nothing from another machine, typesets its formulas, keeps answers closed, and solutions/' page
   and file list answer 404.
@@ -181,7 +183,8 @@ def _open_from_tree(browser, server, name: str):
 
 @pytest.fixture(scope="module", params=PAGES)
 def shown(request, browser, voila_server):
-    """(notebook, page): the notebook opened from Voilà's file list, its explorers drawn."""
+    """(notebook, page): the notebook opened from Voilà's file list, its explorers drawn (a name of PAGES,
+    or of any lesson where a test parametrizes it so)."""
     notebook = lab.NOTEBOOKS / request.param
     assert notebook in LESSONS, f"{request.param} is not a lesson under {lab.NOTEBOOKS}"
     page = _open_from_tree(browser, voila_server, request.param)
@@ -297,7 +300,8 @@ def test_the_prose_and_figures_are_shown(shown):
     assert headings and not missing, (
         f"{notebook.name}: headings not shown: {missing}; shown: {shown_headings}"
     )
-    stored_figures = notebook.read_text(encoding="utf-8").count('"image/png"')
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    stored_figures = sum("image/png" in o.get("data", {}) for c in cells for o in c.get("outputs", []))
     figures = page.locator(".jp-OutputArea-output img")
     assert figures.count() >= stored_figures, (
         f"{notebook.name}: {figures.count()} figures shown, the stored notebook has {stored_figures}"
@@ -395,6 +399,15 @@ def test_answers_stay_closed_until_clicked(shown):
     first = page.evaluate(_JS_ANSWERS)[0]
     assert first["open"] and first["visible"] == first["outputs"], f"{notebook.name}: a click did not show the answer: {first}"
     summary.click()  # closed again, for the tests after this one
+
+
+# Every lesson's page, once each (`shown`, 00 and 02 included: the tests above use those two).
+@pytest.mark.parametrize("shown", [p.name for p in LESSONS], indirect=True)
+def test_axe_finds_nothing_in_the_classroom_view(shown):
+    """WCAG 2.1 A and AA, by axe-core: every control named, every figure described, contrast, structure."""
+    notebook, page = shown
+    found = lab.axe(page)
+    assert not found, f"{notebook.name} in the classroom view, axe-core: {lab.axe_counts(found)}\n" + lab.axe_report(found)
 
 
 # Defined after the tests that use `shown`, so that it sees every request they caused.
