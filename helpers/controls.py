@@ -40,6 +40,7 @@ __all__ = [
     "scalar_slider",
     "choice",
     "checkbox",
+    "text_box",
     "mark_control",
 ]
 
@@ -255,13 +256,13 @@ class MatrixToggles(_Grid):
     ``.value`` is the current bool matrix (R, C), ``.set_value(m)`` sets every cell with one
     notification, ``.reset()`` restores the initial matrix, ``.observe(fn)`` is called after each change,
     ``.widget`` is the box to display. Cell (i, j) has ``attn-toggle attn-toggle--<name>-<i>-<j>``; a
-    pressed (on) button means True ("may attend"). ``presets`` (name -> bool matrix) adds one button per
+    pressed (on) button means True (``on_means``: "may attend" unless told). ``presets`` (name -> bool matrix) adds one button per
     preset (class ``attn-control--<name>-<preset>``) that sets the whole grid.
     """
 
     def __init__(self, name: str, matrix: object, *, row_labels: Sequence[str] | None = None,
                  col_labels: Sequence[str] | None = None, label: str | None = None,
-                 presets: dict[str, object] | None = None) -> None:
+                 presets: dict[str, object] | None = None, on_means: str = "may attend") -> None:
         self.name = check_name(name)
         self._initial = check_bool_matrix(matrix, f"matrix for {name}")  # (R, C) bool
         self.shape = self._initial.shape
@@ -287,7 +288,7 @@ class MatrixToggles(_Grid):
             b = mark_control(W.Button(description=key, layout=W.Layout(width="auto")), f"{name}-{check_name(key)}")
             b.on_click(lambda _b, key=key: self.set_value(self.presets[key]))
             buttons.append(b)
-        title = W.HTML(f"<b>{html.escape(label or name)}</b> <small>({R}×{C}; dark = may attend)</small>")
+        title = W.HTML(f"<b>{html.escape(label or name)}</b> <small>({R}×{C}; dark = {html.escape(on_means)})</small>")
         self.widget = W.VBox([title, grid, W.HBox(buttons)])
         self.widget.add_class("attn-matrix")
 
@@ -348,4 +349,14 @@ def choice(name: str, options: Sequence, value: object, *, description: str | No
 def checkbox(name: str, value: bool, *, description: str) -> W.Checkbox:
     """A checkbox with the classes ``attn-control attn-control--<name>``."""
     box = W.Checkbox(value=check_flag(value, name), description=description, indent=False, layout=W.Layout(width="auto"))
+    return mark_control(box, name)
+
+
+def text_box(name: str, value: str, *, description: str, width: str = "32em") -> W.Text:
+    """A one-line text box (the value changes on Enter or leaving the box, not per keystroke) with the classes
+    ``attn-control attn-control--<name>``."""
+    if not isinstance(value, str):
+        raise TypeError(f"the value of {name} must be a str, got {type(value).__name__}")
+    box = W.Text(value=value, description=description, continuous_update=False,
+                 style={"description_width": "initial"}, layout=W.Layout(width=width))
     return mark_control(box, name)

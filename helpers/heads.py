@@ -47,6 +47,8 @@ __all__ = [
     "key_share",
     "entropy",
     "head_weights",
+    "run_with_weights",
+    "char_labels",
     "induction_probe",
     "induction_scores",
     "repeated_loss",
@@ -130,6 +132,22 @@ def head_weights(config: GPTConfig, params: dict, tokens: object, *, ablate: obj
     config, params, ablate = _model(config, params, ablate)
     tokens = _check_tokens(tokens, "tokens", config, ndims=(1,))  # (T,)
     return _attention_weights(config, params, tokens[None], ablate)[:, 0]  # (L, h, T, T)
+
+
+def run_with_weights(config: GPTConfig, params: dict, tokens: object, *,
+                     ablate: object = ()) -> tuple[np.ndarray, np.ndarray]:
+    """(logits (T, V), attention weights (L, h, T, T)) of one sequence (T,) in one pass, heads in ``ablate`` removed."""
+    config, params, ablate = _model(config, params, ablate)
+    tokens = _check_tokens(tokens, "tokens", config, ndims=(1,))  # (T,)
+    logits, caches = _forward(config, params, tokens[None], keep=True, ablate=ablate)  # (1, T, V)
+    return logits[0], np.stack([c[5][0] for c in caches[:-1]])  # (T, V), (L, h, T, T)
+
+
+def char_labels(text: str) -> list[str]:
+    """One label per character, with a space shown as ␣ and a line break as ⏎ (for heatmap axes)."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    return [{" ": "␣", "\n": "⏎", "\t": "⇥"}.get(c, c) for c in text]
 
 
 def induction_probe(vocab_size: int, n: int = 64, batch: int = 8, seed: int = 1234) -> np.ndarray:

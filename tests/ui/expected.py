@@ -247,6 +247,35 @@ def _induction(inputs: dict) -> Expected:
     return Expected(main, None, [main, other, s.probe_loss[None]])  # the loss row (1, T-1)
 
 
+@functools.lru_cache(maxsize=1)
+def _model() -> tuple:
+    from helpers.language_model import load_model
+
+    return load_model()
+
+
+def _heads(inputs: dict) -> Expected:
+    """13: the chosen head's weights with the removed heads ablated; next-character probabilities of the symbols
+    the data-state names, with every head and without the removed ones (they must be the likeliest of either)."""
+    from helpers.heads import head_weights
+    from helpers.language_model import forward
+
+    missing = [n for n in ("text", "layer", "head", "ablate") if n not in inputs]
+    assert not missing, f"data-state of a 'heads' explorer lacks {missing}; it has {sorted(inputs)}"
+    config, params, tokenizer = _model()
+    ids = tokenizer.encode(inputs["text"])  # (T,)
+    ablate = [tuple(int(v) for v in pair) for pair in inputs["ablate"]]
+    w = head_weights(config, params, ids, ablate=ablate)[int(inputs["layer"]), int(inputs["head"])]  # (T, T)
+    probs = []
+    for cut in ((), ablate):
+        z = forward(config, params, ids, ablate=cut)[-1].astype(np.float64)  # (V,)
+        z = np.exp(z - z.max())
+        probs.append(z / z.sum())  # (V,)
+    top = np.argsort(-np.maximum(*probs), kind="stable")[:8]  # (8,) the likeliest of either
+    table = np.stack([p[top] for p in probs])  # (2, 8)
+    return Expected(w, table, [w, table])
+
+
 KINDS: dict[str, Callable[[dict], Expected]] = {
     "no-weights": _no_weights,
     "qkv": _qkv,
@@ -261,6 +290,7 @@ KINDS: dict[str, Callable[[dict], Expected]] = {
     "tiles": _tiles,
     "generation": _generation,
     "long-context": _long_context,
+    "heads": _heads,
 }
 
 
