@@ -139,7 +139,7 @@ corpus: $(STAMP)
 # Trains notebook 12's model from helpers/data/corpus.txt with a fixed seed and writes helpers/data/model.npz (config,
 # parameters, vocabulary, probe attention) and helpers/data/model_log.json. One BLAS thread: the same numbers on every
 # run of a machine, and no threads waiting on each other when other work shares the cores (two threads were many times
-# slower on a busy 2-core machine). About 10-15 minutes on 2 cores.
+# slower on a busy 2-core machine). 13 minutes on a 2-core machine shared with other work (load 2 to 9); longer when busier.
 model: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m helpers.lm_train
 
