@@ -200,23 +200,26 @@ def mean_loss(config: GPTConfig, params: dict, ids: object, *, ablate: object = 
 
 
 def ablation_effects(config: GPTConfig, params: dict, text_ids: object, probe: object) -> dict[str, np.ndarray]:
-    """Each head removed alone: {"text": (L, h), "repeat": (L, h)} the change in mean loss (nats) on the rows of
-    ``text_ids`` (B, T) and on the second copy of ``probe``; also "text_base" and "repeat_base", the losses with
-    every head in place."""
+    """Each head removed alone: (L, h) tables of the change in mean loss (nats) on the rows of ``text_ids`` (B, T)
+    ("text"), on the second copy of ``probe``'s rows ("repeat") and on their first copy ("repeat_first"); the losses
+    with every head in place are under the same names with "_base"."""
     config, params, _ = _model(config, params, ())
     text_ids = _check_tokens(text_ids, "text_ids", config, ndims=(2,), max_T=config.context + 1)
     probe = _check_tokens(probe, "probe", config, ndims=(2,), max_T=config.context + 1)
     n = probe.shape[1] // 2
-    text_base = float(_losses(config, params, text_ids, ()).mean())
-    repeat_base = float(_losses(config, params, probe, ())[:, n:].mean())
-    text = np.zeros((config.n_layers, config.n_heads))  # (L, h)
-    repeat = np.zeros((config.n_layers, config.n_heads))  # (L, h)
+
+    def losses(cut: tuple) -> tuple[float, float, float]:
+        rep = _losses(config, params, probe, cut)  # (B, 2n − 1)
+        return float(_losses(config, params, text_ids, cut).mean()), float(rep[:, n:].mean()), float(rep[:, :n - 1].mean())
+
+    names = ("text", "repeat", "repeat_first")
+    base = losses(())
+    out = {name: np.zeros((config.n_layers, config.n_heads)) for name in names}  # (L, h) each
     for layer in range(config.n_layers):
         for head in range(config.n_heads):
-            cut = ((layer, head),)
-            text[layer, head] = _losses(config, params, text_ids, cut).mean() - text_base
-            repeat[layer, head] = _losses(config, params, probe, cut)[:, n:].mean() - repeat_base
-    return {"text": text, "repeat": repeat, "text_base": text_base, "repeat_base": repeat_base}
+            for name, value, b in zip(names, losses(((layer, head),)), base, strict=True):
+                out[name][layer, head] = value - b
+    return {**out, **{f"{name}_base": b for name, b in zip(names, base, strict=True)}}
 
 
 def without_mlp(config: GPTConfig, params: dict, layer: int) -> dict[str, np.ndarray]:
