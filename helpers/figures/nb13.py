@@ -15,7 +15,7 @@ from helpers.panels import colormap
 from helpers.plots import heatmap, new_figure
 from helpers.validate import as_numeric, check_labels
 
-__all__ = ["plot_two_copies", "plot_training_log", "plot_ablation"]
+__all__ = ["plot_heads", "plot_two_copies", "plot_training_log", "plot_ablation"]
 
 
 def plot_two_copies(labels: Sequence[str], first: object, second: object, *, title: str = "") -> Figure:
@@ -75,4 +75,26 @@ def plot_ablation(tables: Sequence[object], titles: Sequence[str]) -> Figure:
                 col_labels=[f"head {j}" for j in range(t.shape[1])], title=title, kind="values",
                 vmin=min(0.0, float(t.min())), vmax=max(float(t.max()), 1e-3), fmt="+.2f",
                 color_bar_label="loss change (nats)", xlabel="", ylabel="")
+    return fig
+
+
+def plot_heads(weights: object, labels: Sequence[str], *, title: str = "") -> Figure:
+    """Every head's attention weights (L, h, T, T) as small colour maps on the fixed scale 0..1, without printed
+    values (an overview of L·h·T² numbers: the explorer and printed lines give them), one colour bar."""
+    w = as_numeric(weights, "weights", min_ndim=4).astype(np.float64)  # (L, h, T, T)
+    if w.ndim != 4 or w.shape[-1] != w.shape[-2]:
+        raise ValueError(f"weights must have shape (L, h, T, T), got {w.shape}")
+    L, H, T, _ = w.shape
+    labels = check_labels(labels, T, "labels", against=f"weights has T = {T}")
+    fig = new_figure((2.9 * H + 1.0, 3.0 * L + 0.4))
+    axes = np.atleast_2d(fig.subplots(L, H, squeeze=False))  # (L, h)
+    for (layer, head), ax in np.ndenumerate(axes):
+        image = ax.imshow(w[layer, head], cmap=colormap(), vmin=0.0, vmax=1.0)
+        ax.set_title(f"head ({layer}, {head})", fontsize=10)
+        ax.set_xticks(range(T), labels, fontsize=7)
+        ax.set_yticks(range(T), labels, fontsize=7)
+        ax.tick_params(length=0)
+    fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight")
+    if title:
+        fig.suptitle(title)
     return fig
