@@ -58,6 +58,7 @@ __all__ = [
     "without_mlp",
     "k_composition",
     "k_composition_baseline",
+    "k_composition_score",
     "ov_circuit",
     "qk_circuit",
     "diagonal_share",
@@ -255,6 +256,17 @@ def _k_scores(W_q: np.ndarray, W_k: np.ndarray, W_v: np.ndarray, W_o: np.ndarray
     prod = W_qk[None] @ W_ov.swapaxes(-1, -2)[:, None]  # (1, h2, D, D) @ (h1, 1, D, D) -> (h1, h2, D, D)
     norm = lambda M: np.sqrt((M * M).sum(axis=(-2, -1)))  # noqa: E731 (..., D, D) -> (...,) Frobenius
     return norm(prod) / (norm(W_ov)[:, None] * norm(W_qk)[None, :])  # (h1, h2)
+
+
+def k_composition_score(W_qk: object, W_ov: object) -> float:
+    """‖W_QK W_OVᵀ‖_F / (‖W_QK‖_F ‖W_OV‖_F) of one later head's W_QK (d, d) and one earlier head's W_OV (d, d)."""
+    A = as_numeric(W_qk, "W_qk", min_ndim=2).astype(np.float64)  # (d, d)
+    B = as_numeric(W_ov, "W_ov", min_ndim=2).astype(np.float64)  # (d, d)
+    if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[1]:
+        raise ValueError(f"W_qk and W_ov must be matrices with the same number of columns (the stream's width), "
+                         f"got shapes {A.shape} and {B.shape}")
+    d = A.shape[1]
+    return float(_k_scores(A[None], np.eye(d)[None], B[None], np.eye(d)[None])[0, 0])  # W_q = W_qk, W_k = I
 
 
 def k_composition(config: GPTConfig, params: dict, earlier: int = 0, later: int = 1) -> np.ndarray:

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from helpers.checks import Verdict, check_number, exercise_check, verdict
-from helpers.heads import _k_scores, induction_probe, induction_scores, previous_token_score
+from helpers.heads import induction_probe, induction_scores, k_composition_score, previous_token_score
 
 __all__ = ["EX_PATTERN", "EX_W_QK", "EX_W_OV", "INDUCTION_HEAD", "check_previous_score", "check_broken_circuit",
            "check_k_composition"]
@@ -119,7 +119,7 @@ def check_k_composition(answer: object) -> Verdict:
     """Exercise 3: the K-composition score of EX_W_QK (later head) and EX_W_OV (earlier head)."""
     A, B = EX_W_QK, EX_W_OV
     n = np.linalg.norm  # Frobenius norm of a matrix
-    right = float(_k_scores(A[None, :, :], np.eye(3)[None], B[None], np.eye(3)[None])[0, 0])  # W_q = A, W_k = I
+    right = k_composition_score(A, B)
     np.testing.assert_allclose(right, n(A @ B.T) / (n(A) * n(B)), rtol=1e-12)
     mistakes = {
         "that uses W_QK W_OV without the transpose: a key built from what the earlier head wrote, y W_OV, enters "

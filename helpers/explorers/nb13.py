@@ -12,9 +12,9 @@ from helpers.controls import MatrixToggles, choice, text_box
 from helpers.explorer import Explorer, Shown
 from helpers.explorers.common import register
 from helpers.heads import char_labels, run_with_weights
-from helpers.language_model import _check_ablate, load_model
+from helpers.language_model import load_model
 from helpers.panels import Panel, View, cell_color_index, format_matrix
-from helpers.validate import check_int
+from helpers.validate import check_index_pairs, check_int
 
 __all__ = ["HeadsExplorer", "heads_explorer", "MAX_CHARS", "N_TOP"]
 
@@ -71,7 +71,7 @@ class HeadsExplorer(Explorer):
         layer = check_int(layer, "layer", minimum=0, maximum=L - 1)
         head = check_int(head, "head", minimum=0, maximum=H - 1)
         keep = np.ones((L, H), dtype=bool)  # (L, h) True: the head is in place
-        for ly, hd in _check_ablate(self.config, ablate):
+        for ly, hd in check_index_pairs(ablate, "ablate", (L, H), ("layer", "head")):
             keep[ly, hd] = False
         self._check_text(text)
         self._cache: OrderedDict = OrderedDict()
@@ -120,7 +120,7 @@ class HeadsExplorer(Explorer):
         main = _Ready(w, f"{where}: attention weights on the text", labels, labels, ready=ready[layer][head])
         rows = ["every head", "without the removed" if ablate else "without the removed (none)"]
         after = Panel(probs, f"next character after '…{labels[-1]}'", rows, names, kind="values", vmin=0.0, vmax=1.0,
-                      fmt=".2f", xlabel="next character", ylabel="", color_bar_label="probability")
+                      xlabel="next character", ylabel="", color_bar_label="probability")
         say = lambda p: f"'{html.escape(names[int(np.argmax(p[top]))])}' {p[top].max():.2f}"  # noqa: E731
         note = (f"head ({layer}, {head}) of layer {layer}, {len(text)} characters; heads removed: {removed}. "
                 f"Likeliest next character: {say(full)} with every head, {say(cut)} without the removed.")
