@@ -63,16 +63,15 @@ CASES = [
     wrong("previous/sum", nb13.check_previous_score, sum(PREVIOUS), "their mean"),
     wrong("previous/next", nb13.check_previous_score, 0.0, "the next token"),
     wrong("previous/other", nb13.check_previous_score, 0.5, "is not it"),
-    right("circuit/right", nb13.check_broken_circuit, [(0, 1), (0, 3)], "0.0"),
-    right("circuit/numpy", nb13.check_broken_circuit, np.array([[0, 3], [0, 1]])),
-    wrong("circuit/one", nb13.check_broken_circuit, [(0, 1)], "alone", "another head of layer 0"),
-    wrong("circuit/itself", nb13.check_broken_circuit, [(1, 1)], "OUTPUT to 0"),
-    wrong("circuit/layer-1", nb13.check_broken_circuit, [(0, 1), (1, 0)], "Pick heads of layer 0"),
-    wrong("circuit/others", nb13.check_broken_circuit, [(0, 0), (0, 2)], "look one character back"),
-    wrong("circuit/three", nb13.check_broken_circuit, [(0, 0), (0, 1), (0, 3)], "two are enough"),
-    wrong("circuit/twice", nb13.check_broken_circuit, [(0, 1), (0, 1)], "twice"),
-    wrong("circuit/range", nb13.check_broken_circuit, [(0, 4)], "is not a head"),
-    wrong("circuit/floats", nb13.check_broken_circuit, [(0.0, 1.0)], "pairs of integers"),
+    right("harm/right", nb13.check_most_harmful, (0, 1), "0.11"),
+    right("harm/list", nb13.check_most_harmful, [0, 1]),
+    right("harm/numpy", nb13.check_most_harmful, np.array([0, 1])),
+    wrong("harm/other", nb13.check_most_harmful, (0, 2), "another head of layer 0 lowers it more"),
+    wrong("harm/itself", nb13.check_most_harmful, (1, 0), "OUTPUT to 0"),
+    wrong("harm/layer-1", nb13.check_most_harmful, (1, 1), "Pick a head of layer 0"),
+    wrong("harm/range", nb13.check_most_harmful, (0, 4), "is not a head"),
+    wrong("harm/floats", nb13.check_most_harmful, (0.0, 1.0), "pair of integers"),
+    wrong("harm/list-of-pairs", nb13.check_most_harmful, [(0, 1)], "expected one"),
     right("k/right", nb13.check_k_composition, K_RIGHT),
     wrong("k/no-transpose", nb13.check_k_composition, frobenius(A @ B) / (frobenius(A) * frobenius(B)),
           "without the transpose"),
@@ -92,7 +91,7 @@ def test_check_says_what_is_wrong(case: Case, capsys: pytest.CaptureFixture[str]
         assert phrase in out, f"{phrase!r} not in:\n{out}"
 
 
-CHECKS = {"previous": nb13.check_previous_score, "circuit": nb13.check_broken_circuit, "k": nb13.check_k_composition}
+CHECKS = {"previous": nb13.check_previous_score, "harm": nb13.check_most_harmful, "k": nb13.check_k_composition}
 
 
 @pytest.mark.parametrize("name", CHECKS)

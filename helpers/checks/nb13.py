@@ -1,5 +1,5 @@
-"""Exercise checks for notebook 13 (inside the trained model): a previous-token score, a circuit broken by
-ablation, a K-composition score by hand.
+"""Exercise checks for notebook 13 (inside the trained model): a previous-token score, the head whose removal
+hurts a second induction head most, a K-composition score by hand.
 
 The examples:
 
@@ -21,7 +21,7 @@ import numpy as np
 from helpers.checks import Verdict, check_number, exercise_check, verdict
 from helpers.heads import induction_probe, induction_scores, k_composition_score, previous_token_score
 
-__all__ = ["EX_PATTERN", "EX_W_QK", "EX_W_OV", "INDUCTION_HEAD", "check_previous_score", "check_broken_circuit",
+__all__ = ["EX_PATTERN", "EX_W_QK", "EX_W_OV", "TARGET", "check_previous_score", "check_most_harmful",
            "check_k_composition"]
 
 EX_PATTERN = np.array([
@@ -33,8 +33,7 @@ EX_PATTERN = np.array([
 ])  # (5, 5)
 EX_W_QK = np.array([[1.0, 2.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])  # (3, 3)
 EX_W_OV = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 3.0], [1.0, 0.0, 0.0]])  # (3, 3)
-INDUCTION_HEAD = (1, 1)  # the committed model's induction head (layer 1, head 1)
-BROKEN_BELOW = 0.1  # exercise 2: the induction head's score must fall below this
+TARGET = (1, 0)  # exercise 2: a second induction head of the committed model
 
 
 @exercise_check
@@ -75,43 +74,49 @@ def _pairs(answer: object) -> list[tuple[int, int]] | None:
 
 
 @exercise_check
-def check_broken_circuit(answer: object, config: object = None, params: object = None) -> Verdict:
-    """Exercise 2: at most two heads of layer 0 whose removal drops the induction head's score below 0.1."""
-    name = "Exercise 2, breaking the circuit"
-    hint = ("Hint: the induction head's key reads what a layer-0 head wrote about the previous character; "
-            "look at the previous-token scores of layer 0 and give a list of (layer, head) pairs.")
+def check_most_harmful(answer: object, config: object = None, params: object = None) -> Verdict:
+    """Exercise 2: the one head whose removal lowers head TARGET's induction score on the probe the most."""
+    name = "Exercise 2, the head that matters most"
+    target = TARGET
+    hint = (f"Hint: head {target} is an induction head too; its keys read what a head of layer 0 wrote about the "
+            "previous character. Give one (layer, head) pair, such as (0, 2).")
     if answer is None or answer is Ellipsis:
         return verdict(False, name, f"Not answered yet. {hint}")
-    pairs = _pairs(answer)
+    pairs = _pairs([answer]) if not _is_pair_list(answer) else None
     if pairs is None:
-        return verdict(False, name, f"expected a list of (layer, head) pairs of integers, such as [(0, 2)], "
-                                    f"got {answer!r:.60}. {hint}")
+        return verdict(False, name, f"expected one (layer, head) pair of integers, such as (0, 2), got "
+                                    f"{answer!r:.60}. {hint}")
+    pair = pairs[0]
     if config is None or params is None:
         from helpers.language_model import load_model
 
         config, params, _ = load_model()
-    if len(set(pairs)) != len(pairs):
-        return verdict(False, name, f"{pairs} names a head twice: name each one once.")
-    bad = [p for p in pairs if not (0 <= p[0] < config.n_layers and 0 <= p[1] < config.n_heads)]
-    if bad:
-        return verdict(False, name, f"{bad} is not a head: layers 0 .. {config.n_layers - 1}, heads "
+    if not (0 <= pair[0] < config.n_layers and 0 <= pair[1] < config.n_heads):
+        return verdict(False, name, f"{pair} is not a head: layers 0 .. {config.n_layers - 1}, heads "
                                     f"0 .. {config.n_heads - 1}, counted from 0.")
-    if INDUCTION_HEAD in pairs:
-        return verdict(False, name, "removing the induction head itself sets its OUTPUT to 0, not its attention: "
-                                    "its weights, and so its score, stay the same. Remove heads it reads from.")
-    if any(layer != 0 for layer, _ in pairs):
-        return verdict(False, name, "a head of layer 1 writes after the induction head has read the stream: its "
-                                    "keys can only come from layer 0 (and the embeddings). Pick heads of layer 0.")
-    if len(pairs) > 2:
-        return verdict(False, name, f"{len(pairs)} heads: two are enough. Which two does it read?")
-    score = float(induction_scores(config, params, induction_probe(config.vocab_size), ablate=pairs)[INDUCTION_HEAD])
-    if score < BROKEN_BELOW:
-        return verdict(True, name, f"correct: without {pairs} the induction head's score is {score:.2f}.")
-    if len(pairs) == 1:
-        return verdict(False, name, f"without {pairs[0]} alone its score is {score:.2f}, not below {BROKEN_BELOW}: "
-                                    "another head of layer 0 still tells it the previous character.")
-    return verdict(False, name, f"without {pairs} its score is {score:.2f}, not below {BROKEN_BELOW}: the heads it "
-                                "reads are the ones that look one character back.")
+    if pair == target:
+        return verdict(False, name, "removing the head itself sets its OUTPUT to 0, not its attention: its weights, "
+                                    "and so its score, stay the same. Which head does it read from?")
+    if pair[0] >= target[0]:
+        return verdict(False, name, f"a head of layer {pair[0]} runs beside or after head {target}: its keys can "
+                                    f"only come from earlier layers. Pick a head of layer 0.")
+    probe = induction_probe(config.vocab_size)
+    base = float(induction_scores(config, params, probe)[target])
+    after = {h: float(induction_scores(config, params, probe, ablate=[(0, h)])[target]) for h in range(config.n_heads)}
+    best = min(after, key=after.get)
+    if pair[1] == best:
+        return verdict(True, name, f"correct: without (0, {best}) head {target}'s induction score falls from "
+                                   f"{base:.2f} to {after[best]:.2f}, more than without any other head.")
+    return verdict(False, name, f"without {pair} head {target}'s score falls from {base:.2f} to {after[pair[1]]:.2f}; "
+                                "another head of layer 0 lowers it more. Which one looks one character back most?")
+
+
+def _is_pair_list(answer: object) -> bool:
+    """True for a list of pairs ([(0, 1)]), which exercise 2 does not want (one pair)."""
+    try:
+        return len(answer) > 0 and all(isinstance(v, (tuple, list, np.ndarray)) for v in answer)
+    except TypeError:
+        return False
 
 
 @exercise_check
@@ -128,5 +133,5 @@ def check_k_composition(answer: object) -> Verdict:
         "of its factors, so that it lies between 0 and 1.": float(n(A @ B.T)),
         "that divides by ‖W_QK‖ only; divide by the product ‖W_QK‖ ‖W_OV‖.": float(n(A @ B.T) / n(A)),
     }
-    hint = "Hint: np.linalg.norm(M) of a matrix is its Frobenius norm, √(Σ M_ij²); the formula is in section 5."
+    hint = "Hint: np.linalg.norm(M) of a matrix is its Frobenius norm, √(Σ M_ij²); the formula is in section 4."
     return check_number(answer, right, name="Exercise 3, K-composition", mistakes=mistakes, hint=hint)
