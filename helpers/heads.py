@@ -15,11 +15,13 @@ Measurements of an attention pattern ``weights`` (..., T, T) (rows queries, colu
     entropy                mean over queries of −Σ_j w_ij ln w_ij, in nats (all on one key: 0; even over
                            i + 1 keys: ln(i + 1))
 
-On the model (``helpers.language_model``): ``head_weights`` (with heads ablated), ``induction_probe``,
-``induction_scores`` and ``repeated_loss`` (the training log's measurements, which ``helpers.lm_train``
-imports from here), ``position_losses`` (loss at each position), ``ablation_effects`` (loss changes with
-each head removed), ``k_composition`` with ``k_composition_baseline`` (Elhage et al. 2021), and
-``ov_circuit`` / ``qk_circuit`` (a head's matrices read through the embeddings).
+On the model (``helpers.language_model``): ``head_weights`` and ``run_with_weights`` (with heads ablated:
+their output set to 0 before W_o), ``induction_probe``, ``induction_scores`` and ``repeated_loss`` (the
+training log's measurements, which ``helpers.lm_train`` imports from here), ``position_losses`` and
+``mean_loss``, ``ablation_effects`` (loss changes with each head removed), ``without_mlp``,
+``k_composition`` with ``k_composition_baseline`` and ``k_composition_score`` (Elhage et al. 2021),
+``ov_circuit`` / ``qk_circuit`` (a head's matrices read through the embeddings) with ``diagonal_share``,
+and ``char_labels`` for axis labels.
 """
 
 from __future__ import annotations
