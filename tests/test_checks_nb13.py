@@ -137,6 +137,8 @@ def test_explorer_numbers_are_the_helpers_and_the_browser_expectation(explorer, 
     np.testing.assert_array_equal(explorer.weights, head_weights(config, params, ids, ablate=ablate)[layer, head])
     st = state_from_html(explorer.readout.value)
     assert st["kind"] == "heads" and st["inputs"]["ablate"] == [list(p) for p in ablate]
+    z0 = forward(config, params, tokenizer.encode(TEXT))[-1].astype(np.float64)  # every head in place
+    assert st["symbols"] == [int(i) for i in np.argsort(-z0, kind="stable")[:8]]  # the same columns whatever is removed
     e = expected(st)
     shown = [p.matrix for v in explorer._shown.views for p in v.panels]
     assert cell_texts(e.tables) == cell_texts(shown)

@@ -19,7 +19,7 @@ from helpers.validate import check_index_pairs, check_int
 __all__ = ["HeadsExplorer", "heads_explorer", "MAX_CHARS", "N_TOP"]
 
 MAX_CHARS = 64  # the longest text the explorer shows: a 64 × 64 heatmap
-N_TOP = 8  # next characters shown: the likeliest with every head in place or without the removed ones
+N_TOP = 8  # next characters shown: the likeliest with every head in place (the same columns whatever is removed)
 _CACHE = 32  # (text, removed heads) states kept, so that going back costs no forward pass
 
 
@@ -30,10 +30,9 @@ def _probs(logits: np.ndarray) -> np.ndarray:
     return z / z.sum()
 
 
-def top_symbols(full: np.ndarray, cut: np.ndarray, k: int = N_TOP) -> np.ndarray:
-    """(k,) ids: the likeliest next symbols of either distribution (V,), ordered by the larger of the two."""
-    best = np.maximum(full, cut)  # (V,)
-    return np.argsort(-best, kind="stable")[:k]  # (k,)
+def top_symbols(full: np.ndarray, k: int = N_TOP) -> np.ndarray:
+    """(k,) ids: the likeliest next symbols of a distribution (V,) (every head in place), likeliest first."""
+    return np.argsort(-full, kind="stable")[:k]  # (k,)
 
 
 @dataclass
@@ -112,16 +111,16 @@ class HeadsExplorer(Explorer):
         full = self._run(text, ())[1]
         w = weights[layer, head]  # (T, T)
         labels = char_labels(text)
-        top = top_symbols(full, cut)  # (k,)
+        top = top_symbols(full)  # (k,) the same columns whichever heads are removed: the layout stays
         probs = np.stack([full[top], cut[top]])  # (2, k)
         names = char_labels("".join(self.tokenizer.symbols[i] for i in top))
         removed = ", ".join(f"({i}, {j})" for i, j in ablate) or "none"
         where = f"head ({layer}, {head})" + ("" if not ablate else f", heads {removed} removed")
         main = _Ready(w, f"{where}: attention weights on the text", labels, labels, ready=ready[layer][head])
-        rows = ["every head", "without the removed" if ablate else "without the removed (none)"]
+        rows = ["every head", "without the removed"]
         after = Panel(probs, f"next character after '…{labels[-1]}'", rows, names, kind="values", vmin=0.0, vmax=1.0,
                       xlabel="next character", ylabel="", color_bar_label="probability")
-        say = lambda p: f"'{html.escape(names[int(np.argmax(p[top]))])}' {p[top].max():.2f}"  # noqa: E731
+        say = lambda p: f"'{html.escape(char_labels(self.tokenizer.symbols[int(np.argmax(p))])[0])}' {p.max():.2f}"  # noqa: E731
         note = (f"head ({layer}, {head}) of layer {layer}, {len(text)} characters; heads removed: {removed}. "
                 f"Likeliest next character: {say(full)} with every head, {say(cut)} without the removed.")
         inputs = {"text": text, "layer": layer, "head": head, "ablate": [list(p) for p in ablate]}

@@ -255,8 +255,8 @@ def _model() -> tuple:
 
 
 def _heads(inputs: dict) -> Expected:
-    """13: the chosen head's weights with the removed heads ablated; next-character probabilities of the symbols
-    the data-state names, with every head and without the removed ones (they must be the likeliest of either)."""
+    """13: the chosen head's weights with the removed heads ablated; next-character probabilities of the 8 likeliest
+    symbols with every head, with every head and without the removed ones."""
     from helpers.heads import head_weights
     from helpers.language_model import forward
 
@@ -271,7 +271,7 @@ def _heads(inputs: dict) -> Expected:
         z = forward(config, params, ids, ablate=cut)[-1].astype(np.float64)  # (V,)
         z = np.exp(z - z.max())
         probs.append(z / z.sum())  # (V,)
-    top = np.argsort(-np.maximum(*probs), kind="stable")[:8]  # (8,) the likeliest of either
+    top = np.argsort(-probs[0], kind="stable")[:8]  # (8,) the likeliest with every head
     table = np.stack([p[top] for p in probs])  # (2, 8)
     return Expected(w, table, [w, table])
 
