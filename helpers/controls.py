@@ -352,7 +352,7 @@ def checkbox(name: str, value: bool, *, description: str) -> W.Checkbox:
     return mark_control(box, name)
 
 
-def text_box(name: str, value: str, *, description: str, width: str = "32em") -> W.Text:
+def text_box(name: str, value: str, *, description: str, width: str = "20em") -> W.Text:
     """A one-line text box (the value changes on Enter or leaving the box, not per keystroke) with the classes
     ``attn-control attn-control--<name>``."""
     if not isinstance(value, str):

@@ -75,7 +75,7 @@ class HeadsExplorer(Explorer):
         self._check_text(text)
         self._cache: OrderedDict = OrderedDict()
         super().__init__(
-            text=text_box("text", text, description=f"text (at most {MAX_CHARS} characters; Enter)"),
+            text=text_box("text", text, description="text", width="20em"),  # narrow: the heatmap fits beside it
             layer=choice("layer", list(range(L)), layer, description="layer"),
             head=choice("head", list(range(H)), head, description="head"),
             heads=MatrixToggles("heads", keep, row_labels=[f"layer {i}" for i in range(L)],
