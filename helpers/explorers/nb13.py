@@ -79,7 +79,7 @@ class HeadsExplorer(Explorer):
             layer=choice("layer", list(range(L)), layer, description="layer"),
             head=choice("head", list(range(H)), head, description="head"),
             heads=MatrixToggles("heads", keep, row_labels=[f"layer {i}" for i in range(L)],
-                                col_labels=[f"head {j}" for j in range(H)], label="heads in place (press to remove)",
+                                col_labels=[f"head {j}" for j in range(H)], label="heads",
                                 on_means="in place"))
 
     def _check_text(self, text: object) -> np.ndarray:
