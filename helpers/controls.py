@@ -267,13 +267,13 @@ class MatrixToggles(_Grid):
     ``.value`` is the current bool matrix (R, C), ``.set_value(m)`` sets every cell with one
     notification, ``.reset()`` restores the initial matrix, ``.observe(fn)`` is called after each change,
     ``.widget`` is the box to display. Cell (i, j) has ``attn-toggle attn-toggle--<name>-<i>-<j>``; a
-    pressed (on) button means True ("may attend"). ``presets`` (name -> bool matrix) adds one button per
+    pressed (on) button means True (``on_means``: "may attend" unless told). ``presets`` (name -> bool matrix) adds one button per
     preset (class ``attn-control--<name>-<preset>``) that sets the whole grid.
     """
 
     def __init__(self, name: str, matrix: object, *, row_labels: Sequence[str] | None = None,
                  col_labels: Sequence[str] | None = None, label: str | None = None,
-                 presets: dict[str, object] | None = None) -> None:
+                 presets: dict[str, object] | None = None, on_means: str = "may attend") -> None:
         self.name = check_name(name)
         self._initial = check_bool_matrix(matrix, f"matrix for {name}")  # (R, C) bool
         self.shape = self._initial.shape
@@ -282,10 +282,15 @@ class MatrixToggles(_Grid):
         self._quiet = False
         rows = check_labels(row_labels, R, "row_labels", against=f"the grid has {R}")
         cols = check_labels(col_labels, C, "col_labels", against=f"the grid has {C}")
-        self.names = {  # pressed = may attend: "query 'it' may attend to key 'cat', toggle button, pressed"
-            f"{name}-{i}-{j}": f"query {_say(rows[i], row_labels)} may attend to key {_say(cols[j], col_labels)}"
-            for i in range(R) for j in range(C)
-        }
+        if not isinstance(on_means, str) or not on_means.strip():
+            raise TypeError(f"on_means must be a non-empty string (what a pressed cell means), got {on_means!r}")
+
+        def says(i: int, j: int) -> str:  # a mask: "query 'it' may attend to key 'cat'"; else "layer 0, head 1: in place"
+            if on_means == "may attend":
+                return f"query {_say(rows[i], row_labels)} may attend to key {_say(cols[j], col_labels)}"
+            return f"{rows[i]}, {cols[j]}: {on_means}"
+
+        self.names = {f"{name}-{i}-{j}": says(i, j) for i in range(R) for j in range(C)}  # pressed = on_means
         self.buttons = np.empty((R, C), dtype=object)
         for (i, j), v in np.ndenumerate(self._initial):
             b = W.ToggleButton(value=bool(v), description="", tooltip=self.names[f"{name}-{i}-{j}"],
@@ -303,7 +308,7 @@ class MatrixToggles(_Grid):
             b = mark_control(W.Button(description=key, layout=W.Layout(width="auto")), f"{name}-{check_name(key)}")
             b.on_click(lambda _b, key=key: self.set_value(self.presets[key]))
             buttons.append(b)
-        title = W.HTML(f"<b>{html.escape(label or name)}</b> <small>({R}×{C}; ✓ = may attend)</small>")
+        title = W.HTML(f"<b>{html.escape(label or name)}</b> <small>({R}×{C}; ✓ = {html.escape(on_means)})</small>")
         self.widget = W.VBox([title, grid, W.HBox(buttons)])
         self.widget.add_class("attn-matrix")
 

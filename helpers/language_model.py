@@ -44,6 +44,7 @@ from helpers.layers import (
     _layer_norm,
     _layer_norm_backward,
 )
+from helpers.validate import check_index_pairs
 
 __all__ = [
     "GPTConfig",
@@ -242,8 +243,10 @@ def _causal_additive(T: int, dtype: np.dtype) -> np.ndarray:
     return _MASKS[key]
 
 
-def _forward(config: GPTConfig, p: dict[str, np.ndarray], tokens: np.ndarray, keep: bool) -> tuple[np.ndarray, list]:
-    """logits (B, T, V) for tokens (B, T), and (if keep) what the backward pass needs, layer by layer."""
+def _forward(config: GPTConfig, p: dict[str, np.ndarray], tokens: np.ndarray, keep: bool,
+             ablate: tuple[tuple[int, int], ...] = ()) -> tuple[np.ndarray, list]:
+    """logits (B, T, V) for tokens (B, T), and (if keep) what the backward pass needs, layer by layer;
+    the heads named in ``ablate`` (checked (layer, head) pairs) output 0 before W_o."""
     B, T = tokens.shape
     D, H, dh = config.d_model, config.n_heads, config.d_head
     dtype = p["tok_emb"].dtype
@@ -267,6 +270,9 @@ def _forward(config: GPTConfig, p: dict[str, np.ndarray], tokens: np.ndarray, ke
         np.exp(P, out=P)
         P *= 1.0 / P.sum(axis=-1, keepdims=True)  # (B, h, T, T) attention weights, rows sum to 1
         O = P @ Vh  # (B, h, T, T) @ (B, h, T, d_head) -> (B, h, T, d_head)
+        if ablate:
+            for head in [hd for ly, hd in ablate if ly == layer]:
+                O[:, head] = 0  # (B, T, d_head) this head writes nothing
         concat = O.transpose(0, 2, 1, 3).reshape(B * T, D)  # (B, T, h, d_head) -> (B·T, d_model), a copy
         x = x + concat @ p[q + "W_o"]  # (B·T, d_model) @ (d_model, d_model): the residual stream
         h2, xhat2, rstd2 = _layer_norm(x, p[q + "ln2.g"], p[q + "ln2.b"])  # (B·T, d_model)
@@ -345,23 +351,39 @@ def _batched(config: GPTConfig, tokens: object, name: str = "tokens") -> tuple[n
     return (tokens[None], True) if tokens.ndim == 1 else (tokens, False)
 
 
-def forward(config: GPTConfig, params: dict[str, np.ndarray], tokens: object) -> np.ndarray:
-    """logits (B, T, V) for int tokens (B, T); one sequence (T,) gives (T, V). T <= context."""
+def _check_ablate(config: GPTConfig, ablate: object) -> tuple[tuple[int, int], ...]:
+    """``ablate`` as a tuple of distinct (layer, head) int pairs within the config, or a named error."""
+    return check_index_pairs(ablate, "ablate", (config.n_layers, config.n_heads), ("layer", "head"))
+
+
+def forward(config: GPTConfig, params: dict[str, np.ndarray], tokens: object, *, ablate: object = ()) -> np.ndarray:
+    """logits (B, T, V) for int tokens (B, T); one sequence (T,) gives (T, V). T <= context.
+
+    ``ablate``: (layer, head) pairs, counted from 0, whose head output (before W_o) is set to 0.
+    """
     config = _check_config(config)
     params = _check_params(config, params)
+    ablate = _check_ablate(config, ablate)
     tokens, single = _batched(config, tokens)
-    logits, _ = _forward(config, params, tokens, keep=False)  # (B, T, V)
+    logits, _ = _forward(config, params, tokens, keep=False, ablate=ablate)  # (B, T, V)
     return logits[0] if single else logits
 
 
+def _attention_weights(config: GPTConfig, params: dict, tokens: np.ndarray, ablate: tuple = ()) -> np.ndarray:
+    """(L, B, h, T, T) for checked tokens (B, T): every head's attention weights (no argument checks)."""
+    _, caches = _forward(config, params, tokens, keep=True, ablate=ablate)
+    return np.stack([c[5] for c in caches[:-1]])  # (L, B, h, T, T)
+
+
 def attention_weights(config: GPTConfig, params: dict[str, np.ndarray], tokens: object) -> np.ndarray:
-    """Every head's attention weights (L, B, h, T, T) for tokens (B, T); (L, h, T, T) for one sequence (T,)."""
+    """Every head's attention weights (L, h, T, T) for one sequence of int tokens (T,)."""
     config = _check_config(config)
     params = _check_params(config, params)
-    tokens, single = _batched(config, tokens)
-    _, caches = _forward(config, params, tokens, keep=True)
-    weights = np.stack([c[5] for c in caches[:-1]])  # (L, B, h, T, T)
-    return weights[:, 0] if single else weights
+    if np.ndim(tokens) == 2 and not isinstance(tokens, (str, bytes)):
+        raise ValueError(f"tokens has shape {np.shape(tokens)}: attention_weights reads one sequence (T,), "
+                         "not a batch; call it once per row")
+    tokens = _check_tokens(tokens, "tokens", config, ndims=(1,))  # (T,)
+    return _attention_weights(config, params, tokens[None])[:, 0]  # (L, h, T, T)
 
 
 def loss_and_grads(

@@ -28,15 +28,20 @@ from pathlib import Path
 
 import numpy as np
 
+from helpers.heads import (  # the log's measurements live there
+    induction_probe,
+    induction_scores,
+    repeated_loss,
+)
 from helpers.language_model import (
     LOG_PATH,
     MODEL_PATH,
     GPTConfig,
     Tokenizer,
+    _attention_weights,
     _check_int,
     _check_params,
     _forward,
-    attention_weights,
     corpus_sha256,
     init_params,
     load_corpus,
@@ -144,32 +149,6 @@ def bigram_loss(train_ids: np.ndarray, valid_ids: np.ndarray, V: int) -> float:
     return float(-logp[valid_ids[:-1], valid_ids[1:]].mean())
 
 
-def induction_probe(vocab_size: int, n: int = 64, batch: int = 8, seed: int = 1234) -> np.ndarray:
-    """(batch, 2n) rows of n random symbols (1 .. V−1) followed by the same n again."""
-    rng = np.random.default_rng(seed)
-    first = rng.integers(1, vocab_size, size=(batch, n))  # (batch, n)
-    return np.concatenate([first, first], axis=1)  # (batch, 2n)
-
-
-def induction_scores(config: GPTConfig, params: dict, probe: np.ndarray) -> np.ndarray:
-    """(L, h): each head's mean attention weight from position n + j of the second copy to position j + 1
-    (the character after the first occurrence), over j = 0 .. n−1 and the probe's rows."""
-    n = probe.shape[1] // 2
-    w = attention_weights(config, params, probe)  # (L, B, h, 2n, 2n)
-    j = np.arange(n)
-    return w[:, :, :, n + j, j + 1].mean(axis=(1, 3))  # (L, B, h, n) -> (L, h)
-
-
-def repeated_loss(config: GPTConfig, params: dict, probe: np.ndarray) -> tuple[float, float]:
-    """(loss on the first copy, loss on the second copy) of the probe's repeated random rows, in nats."""
-    n = probe.shape[1] // 2
-    logits, _ = _forward(config, params, probe[:, :-1], keep=False)  # (B, 2n−1, V)
-    targets = probe[:, 1:]  # (B, 2n−1)
-    first = _cross_entropy(logits[:, :n - 1].reshape(-1, config.vocab_size), targets[:, :n - 1].reshape(-1))[0]
-    second = _cross_entropy(logits[:, n:].reshape(-1, config.vocab_size), targets[:, n:].reshape(-1))[0]
-    return first, second
-
-
 # --------------------------------------------------------------------------- training
 
 
@@ -202,7 +181,7 @@ def train(config: GPTConfig, tokenizer: Tokenizer, train_text: str, valid_text: 
                     "induction": scores.round(4).tolist(), "repeat_first": first, "repeat_second": second}
             snapshots.append(snap)
             if probe_ids is not None:
-                attention.append(attention_weights(config, params, probe_ids).astype(np.float16))  # (L, P, h, T, T)
+                attention.append(_attention_weights(config, params, probe_ids).astype(np.float16))  # (L, P, h, T, T)
             recent = []
             if valid < best["valid_loss"]:
                 best = {"valid_loss": valid, "step": step, "params": {n: W.copy() for n, W in params.items()}}

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -26,6 +26,7 @@ __all__ = [
     "MAX_BYTES",
     "FLOAT_DTYPES",
     "check_int",
+    "check_index_pairs",
     "check_real",
     "check_positive",
     "check_finite_real",
@@ -90,6 +91,29 @@ def check_int(value: object, name: str, *, minimum: int | None = None, maximum: 
     if maximum is not None and value > maximum:
         raise ValueError(f"{name} must be at most {maximum}, got {value}")
     return int(value)
+
+
+def check_index_pairs(pairs: object, name: str, shape: tuple[int, int], what: tuple[str, str]) -> tuple[tuple[int, int], ...]:
+    """``pairs`` (an iterable of (i, j) ints with 0 <= i < shape[0], 0 <= j < shape[1], none repeated) as a
+    tuple of int pairs, or an error naming ``name``, the pair and, through ``what``, what i and j count."""
+    if isinstance(pairs, (str, bytes, dict)) or not isinstance(pairs, Iterable):
+        raise TypeError(f"{name} must be a list of ({what[0]}, {what[1]}) pairs, got {pairs!r}")
+    out: list[tuple[int, int]] = []
+    for k, pair in enumerate(pairs):
+        if isinstance(pair, (str, bytes)) or not isinstance(pair, Iterable) or len(tuple(pair)) != 2:
+            raise TypeError(f"{name}[{k}] must be a ({what[0]}, {what[1]}) pair of integers, got {pair!r}")
+        i, j = tuple(pair)
+        for value, label, n in ((i, what[0], shape[0]), (j, what[1], shape[1])):
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+                raise TypeError(f"{name}[{k}] = {pair!r}: the {label} must be an integer, got {value!r} "
+                                f"({type(value).__name__})")
+            if not 0 <= value < n:
+                raise ValueError(f"{name}[{k}] = {pair!r}: the {label} must be 0 .. {n - 1} "
+                                 f"(there are {n}, counted from 0), got {value}")
+        if (int(i), int(j)) in out:
+            raise ValueError(f"{name}[{k}] = {pair!r} is repeated: name each ({what[0]}, {what[1]}) pair once")
+        out.append((int(i), int(j)))
+    return tuple(out)
 
 
 def check_real(

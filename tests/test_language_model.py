@@ -148,6 +148,24 @@ def test_forward_one_sequence_equals_a_batch_row_and_is_causal():
     assert np.all(np.triu(w, 1) == 0)
 
 
+def test_ablating_a_head_zeroes_its_output_before_W_o():
+    params = _perturbed(SMALL, seed=2)
+    tokens = np.array([[1, 2, 3, 4, 5, 6], [6, 5, 4, 3, 2, 1]])
+    np.testing.assert_array_equal(forward(SMALL, params, tokens, ablate=()), forward(SMALL, params, tokens))
+    # head 1 of layer 0 removed = the columns of its block in W_o set to 0 (rows 4..7: d_head = 4)
+    cut = {**params, "l0.W_o": params["l0.W_o"].copy()}
+    cut["l0.W_o"][4:8] = 0
+    np.testing.assert_allclose(forward(SMALL, params, tokens, ablate=[(0, 1)]), forward(SMALL, cut, tokens),
+                               rtol=1e-12, atol=1e-12)
+    every = [(layer, head) for layer in range(2) for head in range(2)]
+    no_heads = {**params, "l0.W_o": np.zeros((8, 8)), "l1.W_o": np.zeros((8, 8))}
+    np.testing.assert_allclose(forward(SMALL, params, tokens[0], ablate=every), forward(SMALL, no_heads, tokens[0]),
+                               rtol=1e-12, atol=1e-12)
+    assert not np.allclose(forward(SMALL, params, tokens, ablate=[(1, 0)]), forward(SMALL, params, tokens))
+    np.testing.assert_array_equal(forward(SMALL, params, tokens, ablate=np.array([[0, 1]])),
+                                  forward(SMALL, params, tokens, ablate=[(0, 1)]))  # numpy ints are ints
+
+
 # --------------------------------------------------------------------------- generation
 
 
@@ -240,6 +258,16 @@ def _params_with(name, value):
         (lambda p: generate(SMALL, p, [], 3), ValueError, ["prompt", "empty"]),
         (lambda p: generate(SMALL, p, [1], -1), ValueError, ["n_new"]),
         (lambda p: generate(SMALL, p, [1.0], 3), TypeError, ["prompt", "float"]),
+        (lambda p: forward(SMALL, p, [1], ablate=[(2, 0)]), ValueError, ["ablate[0]", "layer", "0 .. 1", "got 2"]),
+        (lambda p: forward(SMALL, p, [1], ablate=[(0, -1)]), ValueError, ["ablate[0]", "head", "0 .. 1"]),
+        (lambda p: forward(SMALL, p, [1], ablate=[(0, 1), (1, 0), (0, 1)]), ValueError, ["ablate[2]", "repeated"]),
+        (lambda p: forward(SMALL, p, [1], ablate=[(0, 1.0)]), TypeError, ["ablate[0]", "head", "integer", "float"]),
+        (lambda p: forward(SMALL, p, [1], ablate=[(True, 1)]), TypeError, ["ablate[0]", "layer", "integer"]),
+        (lambda p: forward(SMALL, p, [1], ablate=[(0, 1, 2)]), TypeError, ["ablate[0]", "pair"]),
+        (lambda p: forward(SMALL, p, [1], ablate=(0, 1)), TypeError, ["ablate[0]", "pair"]),
+        (lambda p: forward(SMALL, p, [1], ablate="01"), TypeError, ["ablate", "list of (layer, head) pairs"]),
+        (lambda p: attention_weights(SMALL, p, [[1, 2], [3, 4]]), ValueError, ["tokens", "(2, 2)", "one sequence"]),
+        (lambda p: attention_weights(SMALL, p, []), ValueError, ["tokens", "empty"]),
     ],
 )
 def test_bad_input_is_refused_naming_the_argument(call, error, words):

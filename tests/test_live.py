@@ -761,8 +761,8 @@ def test_the_browser_replaying_the_messages_shows_what_show_returns(kind):
                 w.value = not w.value
             elif hasattr(w, "options"):
                 w.value = list(w.options)[-1] if w.value != list(w.options)[-1] else list(w.options)[0]
-            elif isinstance(w.value, str):  # a text box: another text
-                w.value = w.value + "a"
+            elif isinstance(w.value, str):  # a text box: the same characters backwards, a new layout if T changes
+                w.value = w.value[::-1]
             else:
                 w.value = w.max if w.value != w.max else w.min
             moved += 1

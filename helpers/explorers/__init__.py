@@ -20,7 +20,7 @@ Shapes as in ``helpers.attention``: ``T`` tokens, ``d_in`` input features, ``d_m
 the projections, ``d_k`` width per head (``d_head`` in multi-head attention), ``h`` heads.
 """
 
-from helpers.explorers import nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09, nb10, nb11, nb12, nb14
+from helpers.explorers import nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09, nb10, nb11, nb12, nb13, nb14
 from helpers.explorers.common import REGISTRY, Registered, register
 from helpers.explorers.nb00 import *  # noqa: F403
 from helpers.explorers.nb01 import *  # noqa: F403
@@ -35,8 +35,9 @@ from helpers.explorers.nb09 import *  # noqa: F403
 from helpers.explorers.nb10 import *  # noqa: F403
 from helpers.explorers.nb11 import *  # noqa: F403
 from helpers.explorers.nb12 import *  # noqa: F403
+from helpers.explorers.nb13 import *  # noqa: F403
 from helpers.explorers.nb14 import *  # noqa: F403
 
-LESSONS = (nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09, nb10, nb11, nb12, nb14)
+LESSONS = (nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09, nb10, nb11, nb12, nb13, nb14)
 
 __all__ = ["REGISTRY", "Registered", "register", "LESSONS", *(name for m in LESSONS for name in m.__all__)]

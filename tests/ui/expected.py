@@ -339,6 +339,33 @@ def _language_model(inputs: dict) -> Expected:
     top = np.argsort(-p, kind="stable")[:10]  # (10,)
     rows = lm.attention_weights(config, params, tokens[:t])[:, :, -1, max(0, t - window):]  # (L, h, keep)
     return Expected(rows, p[top], [p[top][None], *rows])
+@functools.lru_cache(maxsize=1)
+def _model() -> tuple:
+    from helpers.language_model import load_model
+
+    return load_model()
+
+
+def _heads(inputs: dict) -> Expected:
+    """13: the chosen head's weights with the removed heads ablated; next-character probabilities of the 8 likeliest
+    symbols with every head, with every head and without the removed ones."""
+    from helpers.heads import head_weights
+    from helpers.language_model import forward
+
+    missing = [n for n in ("text", "layer", "head", "ablate") if n not in inputs]
+    assert not missing, f"data-state of a 'heads' explorer lacks {missing}; it has {sorted(inputs)}"
+    config, params, tokenizer = _model()
+    ids = tokenizer.encode(inputs["text"])  # (T,)
+    ablate = [tuple(int(v) for v in pair) for pair in inputs["ablate"]]
+    w = head_weights(config, params, ids, ablate=ablate)[int(inputs["layer"]), int(inputs["head"])]  # (T, T)
+    probs = []
+    for cut in ((), ablate):
+        z = forward(config, params, ids, ablate=cut)[-1].astype(np.float64)  # (V,)
+        z = np.exp(z - z.max())
+        probs.append(z / z.sum())  # (V,)
+    top = np.argsort(-probs[0], kind="stable")[:8]  # (8,) the likeliest with every head
+    table = np.stack([p[top] for p in probs])  # (2, 8)
+    return Expected(w, table, [w, table])
 
 
 KINDS: dict[str, Callable[[dict], Expected]] = {
@@ -360,6 +387,7 @@ KINDS: dict[str, Callable[[dict], Expected]] = {
     "layer-pattern": _layer_pattern,
     "delta-rule": _delta_rule,
     "language-model": _language_model,
+    "heads": _heads,
 }
 
 
