@@ -20,7 +20,23 @@ Shapes as in ``helpers.attention``: ``T`` tokens, ``d_in`` input features, ``d_m
 the projections, ``d_k`` width per head (``d_head`` in multi-head attention), ``h`` heads.
 """
 
-from helpers.explorers import nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09, nb10, nb11, nb12, nb13, nb14
+from helpers.explorers import (
+    nb00,
+    nb01,
+    nb02,
+    nb03,
+    nb04,
+    nb05,
+    nb06,
+    nb07,
+    nb08,
+    nb09,
+    nb10,
+    nb11,
+    nb12,
+    nb13,
+    nb14,
+)
 from helpers.explorers.common import REGISTRY, Registered, register
 from helpers.explorers.nb00 import *  # noqa: F403
 from helpers.explorers.nb01 import *  # noqa: F403
