@@ -32,12 +32,12 @@ import numpy as np
 
 from helpers.language_model import (
     GPTConfig,
-    _attention_weights,
-    _check_ablate,
-    _check_config,
-    _check_params,
-    _check_tokens,
-    _forward,
+    attention_weights_unchecked,
+    check_ablate,
+    check_config,
+    check_params,
+    check_tokens,
+    forward_unchecked,
 )
 from helpers.layers import LN_EPS
 from helpers.validate import as_numeric, check_bool_matrix, check_int, check_weights_range
@@ -126,23 +126,23 @@ def entropy(weights: object) -> np.ndarray:
 
 
 def _model(config: object, params: object, ablate: object) -> tuple[GPTConfig, dict, tuple]:
-    config = _check_config(config)
-    return config, _check_params(config, params), _check_ablate(config, ablate)
+    config = check_config(config)
+    return config, check_params(config, params), check_ablate(config, ablate)
 
 
 def head_weights(config: GPTConfig, params: dict, tokens: object, *, ablate: object = ()) -> np.ndarray:
     """(L, h, T, T) every head's attention weights on one sequence (T,), with the heads in ``ablate`` removed."""
     config, params, ablate = _model(config, params, ablate)
-    tokens = _check_tokens(tokens, "tokens", config, ndims=(1,))  # (T,)
-    return _attention_weights(config, params, tokens[None], ablate)[:, 0]  # (L, h, T, T)
+    tokens = check_tokens(tokens, "tokens", config, ndims=(1,))  # (T,)
+    return attention_weights_unchecked(config, params, tokens[None], ablate)[:, 0]  # (L, h, T, T)
 
 
 def run_with_weights(config: GPTConfig, params: dict, tokens: object, *,
                      ablate: object = ()) -> tuple[np.ndarray, np.ndarray]:
     """(logits (T, V), attention weights (L, h, T, T)) of one sequence (T,) in one pass, heads in ``ablate`` removed."""
     config, params, ablate = _model(config, params, ablate)
-    tokens = _check_tokens(tokens, "tokens", config, ndims=(1,))  # (T,)
-    logits, caches = _forward(config, params, tokens[None], keep=True, ablate=ablate)  # (1, T, V)
+    tokens = check_tokens(tokens, "tokens", config, ndims=(1,))  # (T,)
+    logits, caches = forward_unchecked(config, params, tokens[None], keep=True, ablate=ablate)  # (1, T, V)
     return logits[0], np.stack([c[5][0] for c in caches[:-1]])  # (T, V), (L, h, T, T)
 
 
@@ -163,15 +163,15 @@ def induction_probe(vocab_size: int, n: int = 64, batch: int = 8, seed: int = 12
 def induction_scores(config: GPTConfig, params: dict, probe: np.ndarray, *, ablate: object = ()) -> np.ndarray:
     """(L, h): each head's ``induction_score`` on the probe's rows (B, 2n), averaged over the rows."""
     config, params, ablate = _model(config, params, ablate)
-    probe = _check_tokens(probe, "probe", config, ndims=(2,))  # (B, 2n)
-    w = _attention_weights(config, params, probe, ablate)  # (L, B, h, 2n, 2n)
+    probe = check_tokens(probe, "probe", config, ndims=(2,))  # (B, 2n)
+    w = attention_weights_unchecked(config, params, probe, ablate)  # (L, B, h, 2n, 2n)
     return induction_score(w).mean(axis=1)  # (L, B, h) -> (L, h)
 
 
 def repeated_loss(config: GPTConfig, params: dict, probe: np.ndarray, *, ablate: object = ()) -> tuple[float, float]:
     """(loss on the first copy, loss on the second copy) of the probe's repeated random rows, in nats."""
     config, params, ablate = _model(config, params, ablate)
-    probe = _check_tokens(probe, "probe", config, ndims=(2,), max_T=config.context + 1)  # (B, 2n)
+    probe = check_tokens(probe, "probe", config, ndims=(2,), max_T=config.context + 1)  # (B, 2n)
     n = probe.shape[1] // 2
     losses = _losses(config, params, probe, ablate)  # (B, 2n − 1): position t predicts token t + 1
     return float(losses[:, :n - 1].mean()), float(losses[:, n:].mean())
@@ -179,7 +179,7 @@ def repeated_loss(config: GPTConfig, params: dict, probe: np.ndarray, *, ablate:
 
 def _losses(config: GPTConfig, params: dict, ids: np.ndarray, ablate: tuple) -> np.ndarray:
     """(B, T − 1) −ln p(ids[:, t + 1]) at each position t, in float64, for checked ids (B, T)."""
-    logits, _ = _forward(config, params, ids[:, :-1], keep=False, ablate=ablate)  # (B, T − 1, V)
+    logits, _ = forward_unchecked(config, params, ids[:, :-1], keep=False, ablate=ablate)  # (B, T − 1, V)
     z = logits.astype(np.float64)  # (B, T − 1, V)
     z -= z.max(axis=-1, keepdims=True)
     logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))  # (B, T − 1, V) log softmax
@@ -189,7 +189,7 @@ def _losses(config: GPTConfig, params: dict, ids: np.ndarray, ablate: tuple) -> 
 def position_losses(config: GPTConfig, params: dict, ids: object, *, ablate: object = ()) -> np.ndarray:
     """(T − 1,) the loss −ln p(next) at each position t of one text ids (T,), T <= context + 1, in nats."""
     config, params, ablate = _model(config, params, ablate)
-    ids = _check_tokens(ids, "ids", config, ndims=(1,), max_T=config.context + 1)  # (T,)
+    ids = check_tokens(ids, "ids", config, ndims=(1,), max_T=config.context + 1)  # (T,)
     if len(ids) < 2:
         raise ValueError(f"ids has {len(ids)} token: a loss needs a token and the next one")
     return _losses(config, params, ids[None], ablate)[0]  # (T − 1,)
@@ -198,7 +198,7 @@ def position_losses(config: GPTConfig, params: dict, ids: object, *, ablate: obj
 def mean_loss(config: GPTConfig, params: dict, ids: object, *, ablate: object = ()) -> float:
     """Mean loss (nats) over every position of the rows ids (B, T), T <= context + 1, each row read alone."""
     config, params, ablate = _model(config, params, ablate)
-    ids = _check_tokens(ids, "ids", config, ndims=(2,), max_T=config.context + 1)  # (B, T)
+    ids = check_tokens(ids, "ids", config, ndims=(2,), max_T=config.context + 1)  # (B, T)
     return float(_losses(config, params, ids, ablate).mean())
 
 
@@ -207,8 +207,8 @@ def ablation_effects(config: GPTConfig, params: dict, text_ids: object, probe: o
     ("text"), on the second copy of ``probe``'s rows ("repeat") and on their first copy ("repeat_first"); the losses
     with every head in place are under the same names with "_base"."""
     config, params, _ = _model(config, params, ())
-    text_ids = _check_tokens(text_ids, "text_ids", config, ndims=(2,), max_T=config.context + 1)
-    probe = _check_tokens(probe, "probe", config, ndims=(2,), max_T=config.context + 1)
+    text_ids = check_tokens(text_ids, "text_ids", config, ndims=(2,), max_T=config.context + 1)
+    probe = check_tokens(probe, "probe", config, ndims=(2,), max_T=config.context + 1)
     n = probe.shape[1] // 2
 
     def losses(cut: tuple) -> tuple[float, float, float]:
@@ -289,7 +289,7 @@ def k_composition(config: GPTConfig, params: dict, earlier: int = 0, later: int 
 
 def k_composition_baseline(config: GPTConfig, n_draws: int = 20, seed: int = 0) -> tuple[float, float]:
     """(mean, standard deviation) of the K-composition score of random Gaussian matrices of the model's shapes."""
-    config = _check_config(config)
+    config = check_config(config)
     n_draws = check_int(n_draws, "n_draws", minimum=1, maximum=1000)
     rng = np.random.default_rng(check_int(seed, "seed", minimum=0))
     D, dh, H = config.d_model, config.d_head, config.n_heads

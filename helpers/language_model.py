@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import numbers
 from dataclasses import astuple, dataclass
 from pathlib import Path
 
@@ -37,14 +36,14 @@ import numpy as np
 from helpers.attention import causal_mask
 from helpers.generation import KVCache, decode_step
 from helpers.layers import (
-    _cross_entropy,
-    _cross_entropy_backward,
-    _gelu,
-    _gelu_backward,
-    _layer_norm,
-    _layer_norm_backward,
+    cross_entropy_backward_unchecked,
+    cross_entropy_unchecked,
+    gelu_backward_unchecked,
+    gelu_unchecked,
+    layer_norm_backward_unchecked,
+    layer_norm_unchecked,
 )
-from helpers.validate import check_index_pairs
+from helpers.validate import check_index_pairs, check_int, check_real
 
 __all__ = [
     "GPTConfig",
@@ -73,20 +72,13 @@ VALID_FRACTION = 0.1  # the last 10 % of the corpus is the validation text, neve
 _FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
 
-# --------------------------------------------------------------------------- checks (few, and here on purpose:
-# they move to helpers/validate.py once that module exists)
+# --------------------------------------------------------------------------- checks of this model's arguments
+# (numbers and flags: helpers.validate; here only what knows the model: its config, parameters and token ids)
 
 
-def _check_int(value: object, name: str, minimum: int, maximum: int | None = None) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
-    if value < minimum or (maximum is not None and value > maximum):
-        upper = "" if maximum is None else f" and at most {maximum}"
-        raise ValueError(f"{name} must be at least {minimum}{upper}, got {value}")
-    return int(value)
 
 
-def _check_tokens(tokens: object, name: str, config: GPTConfig, *, ndims: tuple = (1, 2), max_T: int | None = -1) -> np.ndarray:
+def check_tokens(tokens: object, name: str, config: GPTConfig, *, ndims: tuple = (1, 2), max_T: int | None = -1) -> np.ndarray:
     """``tokens`` as an intp array of ids 0 .. V−1 with ndim in ``ndims`` and 1 <= T <= context (max_T)."""
     if isinstance(tokens, (str, bytes)):
         raise TypeError(f"{name} must be an integer array of token ids, got a {type(tokens).__name__}; "
@@ -114,13 +106,13 @@ def _check_tokens(tokens: object, name: str, config: GPTConfig, *, ndims: tuple 
     return arr.astype(np.intp, copy=False)
 
 
-def _check_config(config: object) -> GPTConfig:
+def check_config(config: object) -> GPTConfig:
     if not isinstance(config, GPTConfig):
         raise TypeError(f"config must be a GPTConfig, got {type(config).__name__}")
     return config
 
 
-def _check_params(config: GPTConfig, params: object, *, finite: bool = True) -> dict[str, np.ndarray]:
+def check_params(config: GPTConfig, params: object, *, finite: bool = True) -> dict[str, np.ndarray]:
     """Every parameter present, of its shape, one float dtype for all, finite; each problem named."""
     if not isinstance(params, dict):
         raise TypeError(f"params must be a dict of arrays (init_params makes one), got {type(params).__name__}")
@@ -154,12 +146,6 @@ def _check_params(config: GPTConfig, params: object, *, finite: bool = True) -> 
     return params
 
 
-def _check_real(value: object, name: str, minimum: float) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
-    if not math.isfinite(value) or value < minimum:
-        raise ValueError(f"{name} must be a finite number >= {minimum}, got {value}")
-    return float(value)
 
 
 # --------------------------------------------------------------------------- configuration and parameters
@@ -178,7 +164,7 @@ class GPTConfig:
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "context", "d_model", "n_heads", "n_layers", "d_ff"):
-            _check_int(getattr(self, name), name, 2 if name == "vocab_size" else 1)
+            check_int(getattr(self, name), name, minimum=2 if name == "vocab_size" else 1)
         if self.d_model % self.n_heads:
             raise ValueError(f"n_heads = {self.n_heads} does not divide d_model = {self.d_model}: each head is a "
                              f"block of d_model / n_heads columns")
@@ -191,7 +177,7 @@ class GPTConfig:
 
 def param_shapes(config: GPTConfig) -> dict[str, tuple[int, ...]]:
     """Every parameter's name and shape, in init_params' order."""
-    config = _check_config(config)
+    config = check_config(config)
     V, D, F = config.vocab_size, config.d_model, config.d_ff
     shapes = {"tok_emb": (V, D), "pos_emb": (config.context, D)}
     for layer in range(config.n_layers):
@@ -211,8 +197,8 @@ def n_params(config: GPTConfig) -> int:
 
 def init_params(config: GPTConfig, seed: int = 0, dtype: type = np.float32) -> dict[str, np.ndarray]:
     """GPT-2's initialisation: N(0, 0.02²) matrices and embeddings (W_o, W_2 scaled by 1/√(2L)), g = 1, b = 0."""
-    config = _check_config(config)
-    seed = _check_int(seed, "seed", 0)
+    config = check_config(config)
+    seed = check_int(seed, "seed", minimum=0)
     dtype = np.dtype(dtype)
     if dtype not in _FLOAT_DTYPES:
         raise TypeError(f"dtype must be float16, float32 or float64, got {dtype}")
@@ -243,7 +229,7 @@ def _causal_additive(T: int, dtype: np.dtype) -> np.ndarray:
     return _MASKS[key]
 
 
-def _forward(config: GPTConfig, p: dict[str, np.ndarray], tokens: np.ndarray, keep: bool,
+def forward_unchecked(config: GPTConfig, p: dict[str, np.ndarray], tokens: np.ndarray, keep: bool,
              ablate: tuple[tuple[int, int], ...] = ()) -> tuple[np.ndarray, list]:
     """logits (B, T, V) for tokens (B, T), and (if keep) what the backward pass needs, layer by layer;
     the heads named in ``ablate`` (checked (layer, head) pairs) output 0 before W_o."""
@@ -258,7 +244,7 @@ def _forward(config: GPTConfig, p: dict[str, np.ndarray], tokens: np.ndarray, ke
     caches = []
     for layer in range(config.n_layers):
         q = f"l{layer}."
-        h1, xhat1, rstd1 = _layer_norm(x, p[q + "ln1.g"], p[q + "ln1.b"])  # (B·T, d_model)
+        h1, xhat1, rstd1 = layer_norm_unchecked(x, p[q + "ln1.g"], p[q + "ln1.b"])  # (B·T, d_model)
         W_qkv = np.concatenate([p[q + "W_q"], p[q + "W_k"], p[q + "W_v"]], axis=1)  # (d_model, 3·d_model)
         qkv = h1 @ W_qkv  # (B·T, d_model) @ (d_model, 3·d_model) -> (B·T, 3·d_model)
         qkv[:, :D] *= scale  # Q/√d_head: scaling the (B·T, d_model) queries costs less than the (B, h, T, T) scores
@@ -275,15 +261,15 @@ def _forward(config: GPTConfig, p: dict[str, np.ndarray], tokens: np.ndarray, ke
                 O[:, head] = 0  # (B, T, d_head) this head writes nothing
         concat = O.transpose(0, 2, 1, 3).reshape(B * T, D)  # (B, T, h, d_head) -> (B·T, d_model), a copy
         x = x + concat @ p[q + "W_o"]  # (B·T, d_model) @ (d_model, d_model): the residual stream
-        h2, xhat2, rstd2 = _layer_norm(x, p[q + "ln2.g"], p[q + "ln2.b"])  # (B·T, d_model)
+        h2, xhat2, rstd2 = layer_norm_unchecked(x, p[q + "ln2.g"], p[q + "ln2.b"])  # (B·T, d_model)
         a = h2 @ p[q + "W_1"]  # (B·T, d_model) @ (d_model, d_ff) -> (B·T, d_ff)
         a += p[q + "b_1"]
-        g, s = _gelu(a)  # (B·T, d_ff) each: GELU(a) and s = ½(1 + tanh u)
+        g, s = gelu_unchecked(a)  # (B·T, d_ff) each: GELU(a) and s = ½(1 + tanh u)
         x = x + g @ p[q + "W_2"]  # (B·T, d_ff) @ (d_ff, d_model) -> (B·T, d_model)
         x += p[q + "b_2"]
         if keep:
             caches.append((h1, xhat1, rstd1, W_qkv, qkv, P, concat, h2, xhat2, rstd2, a, g, s))
-    hf, xhatf, rstdf = _layer_norm(x, p["ln_f.g"], p["ln_f.b"])  # (B·T, d_model)
+    hf, xhatf, rstdf = layer_norm_unchecked(x, p["ln_f.g"], p["ln_f.b"])  # (B·T, d_model)
     logits = hf @ p["W_out"]  # (B·T, d_model) @ (d_model, V) -> (B·T, V)
     if keep:
         caches.append((hf, xhatf, rstdf))
@@ -299,7 +285,7 @@ def _backward(config: GPTConfig, p: dict, tokens: np.ndarray, dlogits: np.ndarra
     hf, xhatf, rstdf = caches[-1]
     grads["W_out"] = hf.T @ dlogits  # (d_model, B·T) @ (B·T, V) -> (d_model, V)
     dhf = dlogits @ p["W_out"].T  # (B·T, V) @ (V, d_model) -> (B·T, d_model)
-    dx, grads["ln_f.g"], grads["ln_f.b"] = _layer_norm_backward(dhf, xhatf, rstdf, p["ln_f.g"])  # (B·T, d_model)
+    dx, grads["ln_f.g"], grads["ln_f.b"] = layer_norm_backward_unchecked(dhf, xhatf, rstdf, p["ln_f.g"])  # (B·T, d_model)
     for layer in reversed(range(config.n_layers)):
         q = f"l{layer}."
         h1, xhat1, rstd1, W_qkv, qkv, P, concat, h2, xhat2, rstd2, a, g, s = caches[layer]
@@ -307,11 +293,11 @@ def _backward(config: GPTConfig, p: dict, tokens: np.ndarray, dlogits: np.ndarra
         grads[q + "b_2"] = dx.sum(axis=0)  # (d_model,)
         grads[q + "W_2"] = g.T @ dx  # (d_ff, B·T) @ (B·T, d_model) -> (d_ff, d_model)
         dg = dx @ p[q + "W_2"].T  # (B·T, d_model) @ (d_model, d_ff) -> (B·T, d_ff)
-        da = _gelu_backward(dg, a, s)  # (B·T, d_ff)
+        da = gelu_backward_unchecked(dg, a, s)  # (B·T, d_ff)
         grads[q + "b_1"] = da.sum(axis=0)  # (d_ff,)
         grads[q + "W_1"] = h2.T @ da  # (d_model, B·T) @ (B·T, d_ff) -> (d_model, d_ff)
         dh2 = da @ p[q + "W_1"].T  # (B·T, d_ff) @ (d_ff, d_model) -> (B·T, d_model)
-        dx2, grads[q + "ln2.g"], grads[q + "ln2.b"] = _layer_norm_backward(dh2, xhat2, rstd2, p[q + "ln2.g"])
+        dx2, grads[q + "ln2.g"], grads[q + "ln2.b"] = layer_norm_backward_unchecked(dh2, xhat2, rstd2, p[q + "ln2.g"])
         dx += dx2  # (B·T, d_model)
         # attention: x += concat W_o; 07's backward for all heads at once
         grads[q + "W_o"] = concat.T @ dx  # (d_model, B·T) @ (B·T, d_model) -> (d_model, d_model)
@@ -335,7 +321,7 @@ def _backward(config: GPTConfig, p: dict, tokens: np.ndarray, dlogits: np.ndarra
         grads[q + "W_q"], grads[q + "W_k"], grads[q + "W_v"] = (
             np.ascontiguousarray(dW_qkv[:, i * D:(i + 1) * D]) for i in range(3))  # (d_model, d_model) each
         dh1 = dqkv @ W_qkv.T  # (B·T, 3·d_model) @ (3·d_model, d_model) -> (B·T, d_model)
-        dx1, grads[q + "ln1.g"], grads[q + "ln1.b"] = _layer_norm_backward(dh1, xhat1, rstd1, p[q + "ln1.g"])
+        dx1, grads[q + "ln1.g"], grads[q + "ln1.b"] = layer_norm_backward_unchecked(dh1, xhat1, rstd1, p[q + "ln1.g"])
         dx += dx1  # (B·T, d_model)
     dx = dx.reshape(B, T, D)  # (B, T, d_model)
     grads["pos_emb"] = np.zeros_like(p["pos_emb"])  # (context, d_model): positions >= T get 0
@@ -347,11 +333,11 @@ def _backward(config: GPTConfig, p: dict, tokens: np.ndarray, dlogits: np.ndarra
 
 
 def _batched(config: GPTConfig, tokens: object, name: str = "tokens") -> tuple[np.ndarray, bool]:
-    tokens = _check_tokens(tokens, name, config)
+    tokens = check_tokens(tokens, name, config)
     return (tokens[None], True) if tokens.ndim == 1 else (tokens, False)
 
 
-def _check_ablate(config: GPTConfig, ablate: object) -> tuple[tuple[int, int], ...]:
+def check_ablate(config: GPTConfig, ablate: object) -> tuple[tuple[int, int], ...]:
     """``ablate`` as a tuple of distinct (layer, head) int pairs within the config, or a named error."""
     return check_index_pairs(ablate, "ablate", (config.n_layers, config.n_heads), ("layer", "head"))
 
@@ -361,53 +347,53 @@ def forward(config: GPTConfig, params: dict[str, np.ndarray], tokens: object, *,
 
     ``ablate``: (layer, head) pairs, counted from 0, whose head output (before W_o) is set to 0.
     """
-    config = _check_config(config)
-    params = _check_params(config, params)
-    ablate = _check_ablate(config, ablate)
+    config = check_config(config)
+    params = check_params(config, params)
+    ablate = check_ablate(config, ablate)
     tokens, single = _batched(config, tokens)
-    logits, _ = _forward(config, params, tokens, keep=False, ablate=ablate)  # (B, T, V)
+    logits, _ = forward_unchecked(config, params, tokens, keep=False, ablate=ablate)  # (B, T, V)
     return logits[0] if single else logits
 
 
-def _attention_weights(config: GPTConfig, params: dict, tokens: np.ndarray, ablate: tuple = ()) -> np.ndarray:
+def attention_weights_unchecked(config: GPTConfig, params: dict, tokens: np.ndarray, ablate: tuple = ()) -> np.ndarray:
     """(L, B, h, T, T) for checked tokens (B, T): every head's attention weights (no argument checks)."""
-    _, caches = _forward(config, params, tokens, keep=True, ablate=ablate)
+    _, caches = forward_unchecked(config, params, tokens, keep=True, ablate=ablate)
     return np.stack([c[5] for c in caches[:-1]])  # (L, B, h, T, T)
 
 
 def attention_weights(config: GPTConfig, params: dict[str, np.ndarray], tokens: object) -> np.ndarray:
     """Every head's attention weights (L, h, T, T) for one sequence of int tokens (T,)."""
-    config = _check_config(config)
-    params = _check_params(config, params)
+    config = check_config(config)
+    params = check_params(config, params)
     if np.ndim(tokens) == 2 and not isinstance(tokens, (str, bytes)):
         raise ValueError(f"tokens has shape {np.shape(tokens)}: attention_weights reads one sequence (T,), "
                          "not a batch; call it once per row")
-    tokens = _check_tokens(tokens, "tokens", config, ndims=(1,))  # (T,)
-    return _attention_weights(config, params, tokens[None])[:, 0]  # (L, h, T, T)
+    tokens = check_tokens(tokens, "tokens", config, ndims=(1,))  # (T,)
+    return attention_weights_unchecked(config, params, tokens[None])[:, 0]  # (L, h, T, T)
 
 
 def loss_and_grads(
     config: GPTConfig, params: dict[str, np.ndarray], tokens: object, targets: object
 ) -> tuple[float, dict[str, np.ndarray]]:
     """(mean cross-entropy over all B·T positions in nats, {name: gradient}) for tokens and targets (B, T) or (T,)."""
-    config = _check_config(config)
-    params = _check_params(config, params)
-    tokens = _check_tokens(tokens, "tokens", config)  # (B, T) or (T,)
-    targets = _check_tokens(targets, "targets", config, max_T=None)
+    config = check_config(config)
+    params = check_params(config, params)
+    tokens = check_tokens(tokens, "tokens", config)  # (B, T) or (T,)
+    targets = check_tokens(targets, "targets", config, max_T=None)
     if targets.shape != tokens.shape:
         raise ValueError(f"targets has shape {targets.shape} but tokens has shape {tokens.shape}: "
                          "one target (the next token) per token, in the tokens' shape")
     tokens = tokens.reshape(-1, tokens.shape[-1])  # (B, T); one sequence is a batch of 1
-    logits, caches = _forward(config, params, tokens, keep=True)  # (B, T, V)
-    loss, probs = _cross_entropy(logits.reshape(-1, config.vocab_size), targets.reshape(-1))  # probs (B·T, V)
-    dlogits = _cross_entropy_backward(probs, targets.reshape(-1))  # (B·T, V)
+    logits, caches = forward_unchecked(config, params, tokens, keep=True)  # (B, T, V)
+    loss, probs = cross_entropy_unchecked(logits.reshape(-1, config.vocab_size), targets.reshape(-1))  # probs (B·T, V)
+    dlogits = cross_entropy_backward_unchecked(probs, targets.reshape(-1))  # (B·T, V)
     return loss, _backward(config, params, tokens, dlogits, caches)
 
 
 # --------------------------------------------------------------------------- generation
 
 
-def _sample(logits: np.ndarray, temperature: float, top_k: int | None, rng: np.random.Generator) -> int:
+def sample_next(logits: np.ndarray, temperature: float, top_k: int | None, rng: np.random.Generator) -> int:
     """One token id from logits (V,): argmax at temperature 0, else a draw from softmax(logits / T) over the top k."""
     if temperature == 0:
         return int(np.argmax(logits))
@@ -425,18 +411,18 @@ def _cached_step(config: GPTConfig, p: dict, token: int, position: int, caches: 
     x = p["tok_emb"][token] + p["pos_emb"][position]  # (d_model,)
     for layer, cache in enumerate(caches):
         q = f"l{layer}."
-        h1 = _layer_norm(x, p[q + "ln1.g"], p[q + "ln1.b"])[0]  # (d_model,)
+        h1 = layer_norm_unchecked(x, p[q + "ln1.g"], p[q + "ln1.b"])[0]  # (d_model,)
         out, _ = decode_step(h1, cache, p[q + "W_q"], p[q + "W_k"], p[q + "W_v"],
                              config.n_heads, config.n_heads, p[q + "W_o"])  # (d_model,): 09's step
         x = x + out
-        h2 = _layer_norm(x, p[q + "ln2.g"], p[q + "ln2.b"])[0]  # (d_model,)
-        x = x + _gelu(h2 @ p[q + "W_1"] + p[q + "b_1"])[0] @ p[q + "W_2"] + p[q + "b_2"]  # (d_model,)
-    return _layer_norm(x, p["ln_f.g"], p["ln_f.b"])[0] @ p["W_out"]  # (d_model,) @ (d_model, V) -> (V,)
+        h2 = layer_norm_unchecked(x, p[q + "ln2.g"], p[q + "ln2.b"])[0]  # (d_model,)
+        x = x + gelu_unchecked(h2 @ p[q + "W_1"] + p[q + "b_1"])[0] @ p[q + "W_2"] + p[q + "b_2"]  # (d_model,)
+    return layer_norm_unchecked(x, p["ln_f.g"], p["ln_f.b"])[0] @ p["W_out"]  # (d_model,) @ (d_model, V) -> (V,)
 
 
 def _fill_caches(config: GPTConfig, p: dict, tokens: np.ndarray) -> tuple[np.ndarray, list[KVCache]]:
     """Run tokens (T,) through the model once; return the last logits (V,) and one filled KVCache per layer."""
-    logits, fwd = _forward(config, p, tokens[None], keep=True)  # (1, T, V)
+    logits, fwd = forward_unchecked(config, p, tokens[None], keep=True)  # (1, T, V)
     caches = []
     for layer in range(config.n_layers):
         qkv = fwd[layer][4]  # (3, 1, h, T, d_head)
@@ -472,14 +458,14 @@ def generate(
     the first ``context`` tokens). The prompt may be longer than ``context``; only its last ``context`` tokens
     are read.
     """
-    config = _check_config(config)
-    params = _check_params(config, params)
-    prompt = _check_tokens(prompt, "prompt", config, ndims=(1,), max_T=None)
-    n_new = _check_int(n_new, "n_new", 0)
-    temperature = _check_real(temperature, "temperature", 0.0)
+    config = check_config(config)
+    params = check_params(config, params)
+    prompt = check_tokens(prompt, "prompt", config, ndims=(1,), max_T=None)
+    n_new = check_int(n_new, "n_new", minimum=0)
+    temperature = check_real(temperature, "temperature", low=0.0, low_open=False, rule="a finite number >= 0.0")
     if top_k is not None:
-        top_k = _check_int(top_k, "top_k", 1, config.vocab_size)
-    seed = _check_int(seed, "seed", 0)
+        top_k = check_int(top_k, "top_k", minimum=1, maximum=config.vocab_size)
+    seed = check_int(seed, "seed", minimum=0)
     if not isinstance(use_cache, (bool, np.bool_)):
         raise TypeError(f"use_cache must be True or False, got {use_cache!r}")
     rng = np.random.default_rng(seed)
@@ -494,8 +480,8 @@ def generate(
             else:
                 logits = _cached_step(config, params, out[-1], n - 1, caches)  # one token through each layer
         else:  # recompute: no cache, or past the context (positions shift: the cache cannot slide)
-            logits = _forward(config, params, np.asarray(out[-C:], np.intp)[None], keep=False)[0][0, -1]  # (V,)
-        out.append(_sample(logits, temperature, top_k, rng))
+            logits = forward_unchecked(config, params, np.asarray(out[-C:], np.intp)[None], keep=False)[0][0, -1]  # (V,)
+        out.append(sample_next(logits, temperature, top_k, rng))
     return np.asarray(out, dtype=np.int64)  # (T0 + n_new,)
 
 
@@ -584,7 +570,7 @@ def load_model(path: str | Path | None = None) -> tuple[GPTConfig, dict[str, np.
         config = GPTConfig(*(int(v) for v in f["config"]))
         params = {n: f[f"param/{n}"].astype(np.float32) for n in param_shapes(config)}
         tokenizer = Tokenizer(str(f["symbols"]))
-    _check_params(config, params)
+    check_params(config, params)
     return config, params, tokenizer
 
 
@@ -606,11 +592,10 @@ def stream_losses(
     (StreamingLLM with rotary positions re-numbers the cached positions and can read on forever; this model
     cannot, so what this measures is what evicting keys does to its loss, within its context.)
     """
-    from helpers.validate import check_int  # the shared wording; this module's own checks predate validate.py
 
-    config = _check_config(config)
-    params = _check_params(config, params)
-    tokens = _check_tokens(tokens, "tokens", config, ndims=(1,), max_T=None)  # (T,)
+    config = check_config(config)
+    params = check_params(config, params)
+    tokens = check_tokens(tokens, "tokens", config, ndims=(1,), max_T=None)  # (T,)
     T = tokens.shape[0]
     if T < 2:
         raise ValueError(f"tokens has shape {tokens.shape}: a loss needs a next token, so at least 2 tokens")

@@ -47,7 +47,7 @@ _GELU_A = 0.044715
 # --------------------------------------------------------------------------- kernels (checked arrays in)
 
 
-def _layer_norm(x: np.ndarray, g: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def layer_norm_unchecked(x: np.ndarray, g: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(y, x̂, 1/√(var + eps)) for x (..., d): what the backward pass needs is x̂ and the inverse deviation."""
     mu = x.mean(axis=-1, keepdims=True)  # (..., 1)
     xc = x - mu  # (..., d) centred
@@ -59,7 +59,7 @@ def _layer_norm(x: np.ndarray, g: np.ndarray, b: np.ndarray) -> tuple[np.ndarray
     return y, xc, rstd
 
 
-def _layer_norm_backward(
+def layer_norm_backward_unchecked(
     dy: np.ndarray, xhat: np.ndarray, rstd: np.ndarray, g: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(dx (..., d), dg (d,), db (d,)) from dL/dy and the forward pass's x̂ and 1/√(var + eps)."""
@@ -76,7 +76,7 @@ def _layer_norm_backward(
     return dxhat, dg, db
 
 
-def _gelu(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def gelu_unchecked(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(GELU(x), s) elementwise with s = ½(1 + tanh u), so that GELU(x) = x ∘ s; the backward pass re-uses s."""
     s = x * x  # x²
     s *= _GELU_C * _GELU_A
@@ -88,7 +88,7 @@ def _gelu(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return x * s, s
 
 
-def _gelu_backward(dy: np.ndarray, x: np.ndarray, s: np.ndarray) -> np.ndarray:
+def gelu_backward_unchecked(dy: np.ndarray, x: np.ndarray, s: np.ndarray) -> np.ndarray:
     """dL/dx from dL/dy, the input x and s = ½(1 + tanh u) of the forward pass (all the same shape).
 
     GELU'(x) = s + x ∘ ds/dx with ds/dx = ½(1 − tanh² u) du/dx = 2 s (1 − s) du/dx, so
@@ -105,7 +105,7 @@ def _gelu_backward(dy: np.ndarray, x: np.ndarray, s: np.ndarray) -> np.ndarray:
     return r
 
 
-def _cross_entropy(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:
+def cross_entropy_unchecked(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:
     """(mean −log p[target], softmax probabilities) for logits (N, V) and targets (N,)."""
     z = logits - logits.max(axis=-1, keepdims=True)  # (N, V) every entry <= 0
     np.exp(z, out=z)  # (N, V)
@@ -121,7 +121,7 @@ def _cross_entropy(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.n
     return float(loss), z
 
 
-def _cross_entropy_backward(probs: np.ndarray, targets: np.ndarray) -> np.ndarray:
+def cross_entropy_backward_unchecked(probs: np.ndarray, targets: np.ndarray) -> np.ndarray:
     """dL/dlogits = (p − onehot(target)) / N (N, V), computed in place in ``probs``."""
     probs[np.arange(len(targets)), targets] -= 1.0  # (N, V)
     probs /= len(targets)
@@ -144,7 +144,7 @@ def layer_norm(x: object, g: object, b: object) -> np.ndarray:
     g = _check_vector(g, "g", x.shape[-1], x.shape)
     b = _check_vector(b, "b", x.shape[-1], x.shape)
     dtype = np.result_type(x, g, b)
-    return _layer_norm(x.astype(dtype), g.astype(dtype), b.astype(dtype))[0]
+    return layer_norm_unchecked(x.astype(dtype), g.astype(dtype), b.astype(dtype))[0]
 
 
 def layer_norm_backward(x: object, g: object, grad_output: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -156,14 +156,14 @@ def layer_norm_backward(x: object, g: object, grad_output: object) -> tuple[np.n
         raise ValueError(f"grad_output has shape {dy.shape} but x has shape {x.shape}; they must match")
     dtype = np.result_type(x, g, dy)
     x, g, dy = x.astype(dtype), g.astype(dtype), dy.astype(dtype)
-    _, xhat, rstd = _layer_norm(x, g, np.zeros_like(g))
-    return _layer_norm_backward(dy, xhat, rstd, g)
+    _, xhat, rstd = layer_norm_unchecked(x, g, np.zeros_like(g))
+    return layer_norm_backward_unchecked(dy, xhat, rstd, g)
 
 
 def gelu(x: object) -> np.ndarray:
     """GELU, the tanh form: ½ x (1 + tanh(√(2/π)(x + 0.044715 x³))), elementwise."""
     x = as_numeric(x, "x")
-    return _gelu(x)[0]
+    return gelu_unchecked(x)[0]
 
 
 def gelu_backward(x: object, grad_output: object) -> np.ndarray:
@@ -174,7 +174,7 @@ def gelu_backward(x: object, grad_output: object) -> np.ndarray:
         raise ValueError(f"grad_output has shape {dy.shape} but x has shape {x.shape}; they must match")
     dtype = np.result_type(x, dy)
     x, dy = x.astype(dtype), dy.astype(dtype)
-    return _gelu_backward(dy, x, _gelu(x)[1])
+    return gelu_backward_unchecked(dy, x, gelu_unchecked(x)[1])
 
 
 def _check_logits_targets(logits: object, targets: object) -> tuple[np.ndarray, np.ndarray]:
@@ -199,12 +199,12 @@ def _check_logits_targets(logits: object, targets: object) -> tuple[np.ndarray, 
 def cross_entropy(logits: object, targets: object) -> float:
     """Mean over every position of −log softmax(logits)[target], in nats; logits (..., V), targets (...)."""
     logits, targets = _check_logits_targets(logits, targets)
-    return _cross_entropy(logits, targets)[0]
+    return cross_entropy_unchecked(logits, targets)[0]
 
 
 def cross_entropy_backward(logits: object, targets: object) -> np.ndarray:
     """dL/dlogits = (softmax(logits) − onehot(targets)) / N, the shape of logits."""
     shape = np.shape(logits)
     logits, targets = _check_logits_targets(logits, targets)
-    _, probs = _cross_entropy(logits, targets)
-    return _cross_entropy_backward(probs, targets).reshape(shape)
+    _, probs = cross_entropy_unchecked(logits, targets)
+    return cross_entropy_backward_unchecked(probs, targets).reshape(shape)

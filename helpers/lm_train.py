@@ -38,17 +38,17 @@ from helpers.language_model import (
     MODEL_PATH,
     GPTConfig,
     Tokenizer,
-    _attention_weights,
-    _check_int,
-    _check_params,
-    _forward,
+    attention_weights_unchecked,
+    check_params,
     corpus_sha256,
+    forward_unchecked,
     init_params,
     load_corpus,
     loss_and_grads,
     save_model,
 )
-from helpers.layers import _cross_entropy
+from helpers.layers import cross_entropy_unchecked
+from helpers.validate import check_int
 
 __all__ = [
     "adam_step",
@@ -118,7 +118,7 @@ def _windows(ids: np.ndarray, T: int) -> list[tuple[np.ndarray, np.ndarray]]:
 def text_loss(config: GPTConfig, params: dict, ids: np.ndarray, batch_size: int = 16) -> float:
     """Mean next-character loss (nats) over ids[1:], read in consecutive windows of ``context`` characters
     (each window starts with no earlier text, as in training)."""
-    _check_params(config, params)
+    check_params(config, params)
     windows = _windows(np.asarray(ids), config.context)
     total, count = 0.0, 0
     full = [w for w in windows if len(w[0]) == config.context]
@@ -127,8 +127,8 @@ def text_loss(config: GPTConfig, params: dict, ids: np.ndarray, batch_size: int 
     for group in groups:
         tokens = np.stack([w[0] for w in group])  # (b, T)
         targets = np.stack([w[1] for w in group])  # (b, T)
-        logits, _ = _forward(config, params, tokens, keep=False)  # (b, T, V)
-        loss, _ = _cross_entropy(logits.reshape(-1, config.vocab_size), targets.reshape(-1))
+        logits, _ = forward_unchecked(config, params, tokens, keep=False)  # (b, T, V)
+        loss, _ = cross_entropy_unchecked(logits.reshape(-1, config.vocab_size), targets.reshape(-1))
         total += loss * targets.size
         count += targets.size
     return total / count
@@ -156,8 +156,8 @@ def train(config: GPTConfig, tokenizer: Tokenizer, train_text: str, valid_text: 
           batch_size: int = 16, lr: float = 3e-3, warmup: int = 100, seed: int = 0, every: int = 200,
           repeat_fraction: float = 0.25, probes: tuple[str, ...] = (), log=print) -> dict:
     """Train from init_params(config, seed); returns best params, the log of snapshots and probe attention."""
-    steps = _check_int(steps, "steps", 1)
-    every = _check_int(every, "every", 1)
+    steps = check_int(steps, "steps", minimum=1)
+    every = check_int(every, "every", minimum=1)
     train_ids = tokenizer.encode(train_text, errors="replace")
     valid_ids = tokenizer.encode(valid_text, errors="replace")
     V = config.vocab_size
@@ -181,7 +181,7 @@ def train(config: GPTConfig, tokenizer: Tokenizer, train_text: str, valid_text: 
                     "induction": scores.round(4).tolist(), "repeat_first": first, "repeat_second": second}
             snapshots.append(snap)
             if probe_ids is not None:
-                attention.append(_attention_weights(config, params, probe_ids).astype(np.float16))  # (L, P, h, T, T)
+                attention.append(attention_weights_unchecked(config, params, probe_ids).astype(np.float16))  # (L, P, h, T, T)
             recent = []
             if valid < best["valid_loss"]:
                 best = {"valid_loss": valid, "step": step, "params": {n: W.copy() for n, W in params.items()}}

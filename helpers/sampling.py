@@ -25,12 +25,12 @@ import numpy as np
 
 from helpers.language_model import (
     GPTConfig,
-    _check_config,
-    _check_params,
-    _check_tokens,
-    _sample,
+    check_config,
+    check_params,
+    check_tokens,
+    sample_next,
 )
-from helpers.layers import LN_EPS, _gelu
+from helpers.layers import LN_EPS, gelu_unchecked
 from helpers.validate import as_numeric, check_int, check_real, check_rng
 
 __all__ = ["next_char_probs", "GenerationTrace", "trace_generation", "draw_margins", "dropout", "nats_to_bits"]
@@ -114,7 +114,7 @@ def _step(config: GPTConfig, p: dict, token: int, t: int, cache: _Cache) -> tupl
         rows.append(w)
         x = x + np.einsum("ht,htd->hd", w, V).reshape(D) @ p[q + "W_o"]  # (h, d_head) -> (d_model,)
         h2 = _ln(x, p[q + "ln2.g"], p[q + "ln2.b"])  # (d_model,)
-        x = x + _gelu(h2 @ p[q + "W_1"] + p[q + "b_1"])[0] @ p[q + "W_2"] + p[q + "b_2"]  # (d_model,)
+        x = x + gelu_unchecked(h2 @ p[q + "W_1"] + p[q + "b_1"])[0] @ p[q + "W_2"] + p[q + "b_2"]  # (d_model,)
     return _ln(x, p["ln_f.g"], p["ln_f.b"]) @ p["W_out"], rows  # (V,), L × (h, t + 1)
 
 
@@ -135,9 +135,9 @@ def trace_generation(
     (``draw_margins`` says how far each was).
 
     Within the context only: len(prompt) + n_new <= context (a cache cannot slide past it; see ``generate``)."""
-    config = _check_config(config)
-    params = _check_params(config, params)
-    prompt = _check_tokens(prompt, "prompt", config, ndims=(1,))
+    config = check_config(config)
+    params = check_params(config, params)
+    prompt = check_tokens(prompt, "prompt", config, ndims=(1,))
     n_new = check_int(n_new, "n_new", minimum=0)
     temperature, top_k = _check_sampling(temperature, top_k, config.vocab_size)
     seed = check_int(seed, "seed", minimum=0)
@@ -164,7 +164,7 @@ def trace_generation(
         n_keys[k] = keep
         if k == n_new:
             break
-        out.append(_sample(logits, temperature, top_k, rng))
+        out.append(sample_next(logits, temperature, top_k, rng))
         logits, rows = _step(config, params, out[-1], t, cache)  # (V,), L × (h, t + 1)
     probs = np.stack([next_char_probs(z, temperature, top_k) for z in logits_all])  # (n + 1, V)
     return GenerationTrace(np.asarray(out, np.int64), logits_all, probs, attention, n_keys, T0)
