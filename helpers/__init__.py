@@ -89,7 +89,8 @@ __all__ = [
 
 
 def presentation(on: bool = True) -> None:
-    """Enlarge (True) or restore (False) every live explorer's views, for a classroom projector."""
+    """Enlarge (True) or restore (False) every live explorer's views for a classroom projector, and draw the
+    step-by-step figures (``helpers.plots.draw_view``) run after it large, in rows that fit the screen."""
     from helpers.explorer import presentation as _presentation  # imports ipywidgets only when used
 
     _presentation(on)

@@ -69,7 +69,7 @@ import ipywidgets as W
 import numpy as np
 
 from helpers.liveview import HeatmapView, Readout
-from helpers.panels import View, describe_view
+from helpers.panels import PRESENT_WIDTH_PX, View, describe_view
 from helpers.validate import check_choice, check_flag
 
 if TYPE_CHECKING:  # for the annotations only
@@ -78,17 +78,20 @@ if TYPE_CHECKING:  # for the annotations only
 __all__ = ["Explorer", "Shown", "presentation", "to_jsonable", "state_html", "state_from_html"]
 
 PRESENT_SIZE = 1.6  # how much presentation mode enlarges the views, at most
-PRESENT_WIDTH_PX = 1040  # the width a notebook's output area has in a 1280-pixel window (Lab, sidebar closed)
 PRESENT_SLIDER_PX = 72  # a matrix slider in presentation mode: no number beside it (the position shows it)
 _LIVE: weakref.WeakSet = weakref.WeakSet()  # every explorer built in this kernel, for presentation()
 _presenting = False
 
 
 def presentation(on: bool = True) -> None:
-    """Enlarge (True) or restore (False) the live views of every explorer, for a classroom projector."""
+    """Enlarge (True) or restore (False) the live views of every explorer, for a classroom projector, and draw
+    the static figures of Views (``helpers.plots.draw_view``) from now on large, in rows that fit the screen."""
     global _presenting
     on = check_flag(on, "on")
     _presenting = on
+    from helpers import plots  # matplotlib, only when asked for
+
+    plots.presentation(on)
     for ex in list(_LIVE):
         ex._set_presenting(_presenting)
 

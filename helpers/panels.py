@@ -83,6 +83,7 @@ COLOR_BAR_LABELS = {
     "values": "value (own scale, not 0 to 1)",
 }
 PANEL_BAR_LABELS = {"scores": "score (own scale)", "values": "value (own scale)"}
+PRESENT_WIDTH_PX = 1040  # presentation mode: the width of a notebook's output area in a 1280-pixel window (Lab, sidebar closed)
 AXIS_LABELS = {"weights": ("key", "query"), "scores": ("key", "query"), "values": ("feature", "token")}
 
 

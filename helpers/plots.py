@@ -34,6 +34,7 @@ import os
 import textwrap
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -48,6 +49,7 @@ from helpers.panels import (
     CMAP,
     COLOR_BAR_LABELS,
     KINDS,
+    PRESENT_WIDTH_PX,
     STEP_KEYS,
     Panel,
     View,
@@ -93,6 +95,8 @@ __all__ = [
     "heatmap",
     "heatmap_grid",
     "step_view",
+    "presentation",
+    "presenting",
     "draw_view",
     "view_size",
     "new_figure",
@@ -400,16 +404,70 @@ def plain_figure(figsize: tuple[float, float], *, dpi: int = DPI) -> Figure:
     return fig
 
 
-def _cell_inches(view: View) -> float:
-    return 0.45 if max(max(p.matrix.shape) for p in view.panels) <= 4 else 0.4
+# --------------------------------------------------------------------------- presentation mode (a projector)
+
+PRESENT_ZOOM = 11 / 7  # presentation mode: a cell's number in 11 points, not 7 (about 15 px at 100 dpi)
+PRESENT_CELL = 1.25  # ... in cells 1.25 times as wide (the numbers fit: a 5-character number is 0.42 in at 11 pt)
+_presenting = False
+
+
+def presentation(on: bool = True) -> None:
+    """Draw every View from now on for a projector (True) or as usual (False); ``helpers.presentation`` calls it.
+
+    In presentation mode ``draw_view`` (``step_view``, and every explorer's static figure) prints its numbers,
+    labels and titles PRESENT_ZOOM times larger and wraps its panels into as many rows as it takes to fit
+    PRESENT_WIDTH_PX at DPI, so the browser never shrinks the figure: each row of panels is about one screen."""
+    global _presenting
+    _presenting = check_flag(on, "on")
+
+
+def presenting() -> bool:
+    """Whether presentation mode is on (``presentation``)."""
+    return _presenting
+
+
+@dataclass(frozen=True)
+class _Sizes:
+    """The sizes ``view_size`` and ``draw_view`` use: a cell's side in inches and font sizes in points."""
+
+    cell: float
+    zoom: float = 1.0  # fonts and the room for labels, titles and bars
+
+    def font(self, points: float) -> float:
+        return round(points * self.zoom, 1)
+
+
+def _sizes(view: View) -> _Sizes:
+    cell = 0.45 if max(max(p.matrix.shape) for p in view.panels) <= 4 else 0.4
+    return _Sizes(cell * PRESENT_CELL, PRESENT_ZOOM) if _presenting else _Sizes(cell)
+
+
+def _row_width(panels: Sequence[Panel], sizes: _Sizes) -> float:
+    return sum(p.matrix.shape[1] * sizes.cell + 0.45 * sizes.zoom for p in panels) + 0.6 * sizes.zoom
+
+
+def _for_projector(view: View) -> View:
+    """``view`` with as many panels per row as fit PRESENT_WIDTH_PX at DPI with the weights' bar (at least one)."""
+    n = len(view.panels)
+    while n > 1 and _present_width(replace(view, ncols=n)) > PRESENT_WIDTH_PX / DPI:
+        n -= 1
+    return replace(view, ncols=n)
+
+
+def _present_width(view: View) -> float:
+    """The width of ``view`` in presentation mode: its widest row, with the weights' bar in the row that holds it."""
+    sizes, n = _sizes(view), view.ncols or len(view.panels)
+    weights = {k for bar in color_bars(view) if bar.kind == "weights" for k in bar.panels}  # the bar beside these
+    return max(_row_width(view.panels[k : k + n], sizes) + (1.0 * sizes.zoom if weights & set(range(k, k + n)) else 0)
+               for k in range(0, len(view.panels), n))
 
 
 _BAR_FONT = 7  # points: a bar's label and ticks
 
 
-def _bar_label(label: str, columns: int, cell: float) -> str:
+def _bar_label(label: str, columns: int, sizes: _Sizes) -> str:
     """A bar's label, wrapped to about the width of the panels above it (at least 10 characters a line)."""
-    chars = max(10, int((columns * cell + 0.3) * 72 / (0.55 * _BAR_FONT)))  # characters across the bar and a gap
+    chars = max(10, int((columns * sizes.cell + 0.3 * sizes.zoom) * 72 / (0.55 * sizes.font(_BAR_FONT))))
     return textwrap.fill(label, chars, break_long_words=False)
 
 
@@ -442,22 +500,28 @@ def _beside(axes: list[Axes], shrink: float = 1.0):
 
 
 def view_size(view: View) -> tuple[float, float]:
-    """The figsize ``draw_view`` picks: 0.45 inch per cell, panels in rows of ``view.ncols``, room for the bars."""
+    """The figsize ``draw_view`` picks: 0.45 inch per cell, panels in rows of ``view.ncols``, room for the bars
+    (in presentation mode larger, in rows that fit a projector's width: ``presentation``)."""
     if not isinstance(view, View):
         raise TypeError(f"view must be a helpers.panels.View, got {type(view).__name__}")
+    if _presenting:
+        view = _for_projector(view)
     rows = _view_rows(view)
-    cell = _cell_inches(view)
+    sizes = _sizes(view)
+    z = sizes.zoom
     every = color_bars(view)
     bars = [bar for bar in every if bar.kind != "weights"]
-    width = max(sum(p.matrix.shape[1] * cell + 0.45 for p in r) for r in rows) + 0.6
-    width += 1.0 if len(bars) < len(every) else 0  # the attention weights' bar beside the panels
-    height = (0.3 if view.title else 0)
+    width = max(_row_width(r, sizes) for r in rows)
+    width += 1.0 * z if len(bars) < len(every) else 0  # the attention weights' bar beside the panels
+    if _presenting:  # rows packed to the screen's width: the bar counts in its own row only
+        width = _present_width(view)
+    height = (0.3 * z if view.title else 0)
     n = view.ncols or len(view.panels)
     for k, r in enumerate(rows):
-        height += max(p.matrix.shape[0] for p in r) * cell + 0.95
-        lines = [_bar_label(bar.label, sum(view.panels[i].matrix.shape[1] for i in bar.panels), cell).count("\n") + 1
+        height += max(p.matrix.shape[0] for p in r) * sizes.cell + 0.95 * z
+        lines = [_bar_label(bar.label, sum(view.panels[i].matrix.shape[1] for i in bar.panels), sizes).count("\n") + 1
                  for bar in bars if bar.panels[0] // n == k]
-        height += 0.55 + 0.13 * max(lines) if lines else 0  # the bar, its ticks and its label under the row
+        height += (0.55 + 0.13 * max(lines)) * z if lines else 0  # the bar, its ticks and its label under the row
     return round(width, 1), round(height, 1)
 
 
@@ -473,6 +537,8 @@ def draw_view(view: View, *, fig: Figure | None = None, managed: bool = True) ->
     refuse_many_cells(sum(p.matrix.size for p in view.panels), f"the view ({len(view.panels)} panels)")
     fig = _check_fig(fig)
     managed = check_flag(managed, "managed")
+    if _presenting:
+        view = _for_projector(view)
     if fig is None:
         size = view_size(view)
         if max(size) > MAX_INCHES:
@@ -484,15 +550,17 @@ def draw_view(view: View, *, fig: Figure | None = None, managed: bool = True) ->
     width = max(sum(p.matrix.shape[1] + 1 for p in r) for r in rows)
     every = color_bars(view)
     bars = [bar for bar in every if bar.kind != "weights"]
-    n, cell = view.ncols or len(view.panels), _cell_inches(view)
+    n, sizes = view.ncols or len(view.panels), _sizes(view)
     handles, bar_axes, low = [], [], []
     for r, (host, row) in enumerate(zip(hosts, rows, strict=True)):
         used = sum(p.matrix.shape[1] + 1 for p in row)
+        if _presenting:  # in inches, labels and the weights' bar included: their room is large beside a cell's
+            used, width = _present_width(replace(view, panels=row, ncols=None)), fig.get_size_inches()[0]
         if len(rows) > 1 and used < width - 0.5:  # a shorter row keeps the cell size; its rest stays empty
             host = host.subfigures(1, 2, width_ratios=[used, width - used])[0]
         below = [bar for bar in bars if bar.panels[0] // n == r]  # the bars under this row's panels
         grid = host.add_gridspec(2 if below else 1, len(row), width_ratios=[p.matrix.shape[1] for p in row],
-                                 height_ratios=[max(p.matrix.shape[0] for p in row) * cell, 0.11] if below else None)
+                                 height_ratios=[max(p.matrix.shape[0] for p in row) * sizes.cell, 0.11 * sizes.zoom] if below else None)
         axes = [host.add_subplot(grid[0, c]) for c in range(len(row))]
         for bar in below:  # a bar spans the grid columns of its panels; _span trims it to their images
             c0, c1 = bar.panels[0] - r * n, bar.panels[-1] - r * n
@@ -501,8 +569,9 @@ def draw_view(view: View, *, fig: Figure | None = None, managed: bool = True) ->
             hm = heatmap(p.matrix, ax, row_labels=p.row_labels, col_labels=p.col_labels, title=p.title, kind=p.kind,
                          fmt=p.fmt, vmin=p.vmin if p.kind != "weights" else None,
                          vmax=p.vmax if p.kind != "weights" else None, color_bar=False, xlabel=p.xlabel,
-                         ylabel=p.ylabel if c == 0 else "", fontsize=8 if max(p.matrix.shape) <= 4 else 7)
-            hm.ax.title.set_fontsize(8)
+                         ylabel=p.ylabel if c == 0 else "",
+                         fontsize=sizes.font(8 if max(p.matrix.shape) <= 4 else 7))
+            hm.ax.title.set_fontsize(sizes.font(8))
             handles.append(hm)
             if below:
                 low.append(hm.ax)
@@ -510,8 +579,8 @@ def draw_view(view: View, *, fig: Figure | None = None, managed: bool = True) ->
         if bar.kind == "weights":
             weights = [handles[k] for k in bar.panels]
             cbar = fig.colorbar(weights[0].im, ax=[h.ax for h in weights], shrink=0.9, fraction=0.05)
-            cbar.set_label(COLOR_BAR_LABELS["weights"], fontsize=7)
-            cbar.ax.tick_params(labelsize=7)
+            cbar.set_label(COLOR_BAR_LABELS["weights"], fontsize=sizes.font(7))
+            cbar.ax.tick_params(labelsize=sizes.font(7))
             cbar.set_ticks([0, 0.25, 0.5, 0.75, 1])
             if all(h.ax in low for h in weights):  # panels sit low in a row with bars: the bar beside them, not above
                 cbar.ax.set_axes_locator(_beside([h.ax for h in weights]))
@@ -526,11 +595,11 @@ def draw_view(view: View, *, fig: Figure | None = None, managed: bool = True) ->
             first, *_, last = cax.get_xticklabels()
             first.set_horizontalalignment("left")
             last.set_horizontalalignment("right")
-        cbar.set_label(_bar_label(bar.label, columns, cell), fontsize=_BAR_FONT, labelpad=1)
-        cbar.ax.tick_params(labelsize=_BAR_FONT, length=2, pad=1)
+        cbar.set_label(_bar_label(bar.label, columns, sizes), fontsize=sizes.font(_BAR_FONT), labelpad=1)
+        cbar.ax.tick_params(labelsize=sizes.font(_BAR_FONT), length=2, pad=1)
         cbar.outline.set_linewidth(0.5)
     if view.title:
-        fig.suptitle(view.title, fontsize=9)
+        fig.suptitle(view.title, fontsize=sizes.font(9))
     return fig
 
 

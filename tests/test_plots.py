@@ -219,6 +219,36 @@ def test_step_view_layout_one_row_for_three_tokens_two_rows_for_five():
     assert len({round(ax.get_position().y0, 2) for ax in _panel_axes(fig3)}) == 1
 
 
+def test_presentation_mode_draws_views_large_and_within_a_projectors_width():
+    """helpers.presentation(True): the step view's numbers in 11 points (not 7), every row of panels within the
+    width of a 1280-pixel window's output area, so the browser does not shrink it; False restores the old figure."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(8, 2))  # 8 tokens: 02's step view (7 panels of up to 8 × 8)
+    steps = helpers.attention_steps(X, X, X, scale=1 / np.sqrt(2))
+    labels = list("abcdefgh")
+    before = P.step_view(steps, labels)
+    size_before = tuple(before.get_size_inches())
+    helpers.presentation(True)
+    try:
+        assert P.presenting()
+        fig = P.step_view(steps, labels)
+        fig.canvas.draw()
+        width, _ = fig.get_size_inches()
+        assert width * P.DPI <= P.PRESENT_WIDTH_PX, f"{width} in at {P.DPI} dpi is wider than {P.PRESENT_WIDTH_PX} px"
+        renderer = fig.canvas.get_renderer()
+        right = max(ax.get_tightbbox(renderer).x1 for ax in fig.axes)  # labels and bars included, in pixels
+        assert right <= fig.bbox.x1 + 1, f"something is drawn beyond the figure's right edge: {right} > {fig.bbox.x1}"
+        sizes = {t.get_fontsize() for ax in _panel_axes(fig) for t in ax.texts if len(t.get_text()) < 8}
+        assert sizes == {11.0}, f"cell numbers in {sizes} points"
+        rows = len({round(ax.get_window_extent().y1, -1) for ax in _panel_axes(fig)})  # pixels: rows are subfigures
+        assert rows == 4, f"7 panels of 8 columns in {rows} rows (2 fit across)"
+    finally:
+        helpers.presentation(False)
+    assert not P.presenting()
+    assert tuple(P.step_view(steps, labels).get_size_inches()) == size_before
+    plt.close("all")
+
+
 def test_step_view_rejects_what_is_not_attention_steps():
     Q, K, V = helpers.project_qkv(E.T001_X, E.T001_WQ, E.T001_WK, E.T001_WV)
     steps = helpers.attention_steps(Q, K, V)
