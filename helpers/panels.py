@@ -461,11 +461,25 @@ def _quote(label: str) -> str:
     return label if label.isdigit() else f"'{label}'"
 
 
-def describe_cells(matrix: np.ndarray, texts: Sequence[Sequence[str]], rows: Sequence[str], cols: Sequence[str], *,
-                   kind: str = "weights", title: str = "", rows_shown: int = 4) -> str:
+def describe_cells(matrix: np.ndarray, texts: Sequence[Sequence[str]] | None, rows: Sequence[str], cols: Sequence[str],
+                   *, kind: str = "weights", title: str = "", rows_shown: int = 4,
+                   fmt: str | Callable[[float], str] | None = None) -> str:
     """A heatmap in words, from the texts it prints: its title, shape, and the largest cell of each row (of the
-    ``rows_shown`` rows whose largest cells stand out most above their row's mean), e.g. "'it' → 'cat' 0.82"."""
+    ``rows_shown`` rows whose largest cells stand out most above their row's mean), e.g. "'it' → 'cat' 0.82".
+
+    ``texts=None``: the cells named are formatted here, as ``format_matrix(matrix, fmt)`` prints them (only those:
+    a live view's announcement of a 64 × 64 table costs a few cells, not 4,096)."""
     data = np.asarray(matrix, dtype=np.float64)  # (R, C)
+    if texts is None:
+        finite_cells = data[np.isfinite(data)]
+        integer = bool(np.all(finite_cells == np.round(finite_cells)))  # as format_matrix decides it
+
+        def text(i: int, j: int) -> str:
+            return format_value(float(data[i, j]), fmt, integer=integer)
+    else:
+
+        def text(i: int, j: int) -> str:
+            return texts[i][j]
     R, C = data.shape
     title = title or {"weights": "attention weights", "scores": "scores", "values": "values"}[kind]
     what = {"weights": f"attention weights, {R} quer{'ies' if R > 1 else 'y'} × {C} key{'s' if C > 1 else ''}",
@@ -476,7 +490,7 @@ def describe_cells(matrix: np.ndarray, texts: Sequence[Sequence[str]], rows: Seq
     mean = np.where(ok, data, 0).sum(axis=1) / np.maximum(ok.sum(axis=1), 1)  # (R,)
     stand_out = finite[np.arange(R), best] - mean  # (R,) how far each row's largest cell is above its mean
     picked = sorted(sorted(range(R), key=lambda i: -stand_out[i])[:rows_shown])
-    cells = ", ".join(f"{_quote(rows[i])} → {_quote(cols[best[i]])} {texts[i][best[i]]}" for i in picked)
+    cells = ", ".join(f"{_quote(rows[i])} → {_quote(cols[best[i]])} {text(i, best[i])}" for i in picked)
     head = "largest in each row" if R <= rows_shown else f"largest in the {len(picked)} rows where it stands out most"
     bad = int((~np.isfinite(data)).sum())
     return f"{title} ({what}); {head}: {cells}" + (f"; {bad} cells nan or inf" if bad else "")
@@ -491,6 +505,6 @@ def describe_view(view: View, rows_shown: int = 4) -> str:
         R, C = p.matrix.shape
         rows = list(p.row_labels) if p.row_labels is not None else [str(i + 1) for i in range(R)]
         cols = list(p.col_labels) if p.col_labels is not None else [str(j + 1) for j in range(C)]
-        parts.append(describe_cells(p.matrix, format_matrix(p.matrix, p.fmt), rows, cols, kind=p.kind, title=p.title,
-                                    rows_shown=shown))
+        parts.append(describe_cells(p.matrix, None, rows, cols, kind=p.kind, title=p.title, rows_shown=shown,
+                                    fmt=p.fmt))
     return (f"{view.title}: " if view.title else "") + ". ".join(parts) + "."

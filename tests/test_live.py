@@ -32,7 +32,14 @@ from helpers import explorers as X  # noqa: E402
 from helpers import panels as P  # noqa: E402
 from helpers import sentence as S  # noqa: E402
 from helpers.controls import MatrixSliders, MatrixToggles, choice, scalar_slider  # noqa: E402
-from helpers.explorer import Explorer, Shown, presentation, state_from_html, state_html  # noqa: E402
+from helpers.explorer import (  # noqa: E402
+    Explorer,
+    Shown,
+    encode_json,
+    presentation,
+    state_from_html,
+    state_html,
+)
 from helpers.liveview import (  # noqa: E402
     HEATMAP_JS,
     LIVEVIEW_CSS,
@@ -562,6 +569,28 @@ def test_state_json_round_trips_and_spells_out_nan():
     assert back["inputs"]["a"] == [1.0, "nan", "-inf"]
     with pytest.raises(ValueError, match="exactly one data-state"):
         state_from_html("<div></div>")
+
+
+def test_state_html_splices_json_encoded_in_advance_as_it_would_encode_it():
+    rng = np.random.default_rng(0)
+    w = rng.random((5, 5)).astype(np.float32)  # float32, as the language model's weights: exact in float64
+    st = {"kind": "k", "inputs": {"t": "ab"}, "weights": w, "output": None}
+    kept = state_html(st, {"weights": encode_json(w)})
+    assert state_from_html(kept) == state_from_html(state_html(st))
+    assert state_from_html(kept)["weights"] == w.astype(np.float64).tolist()
+    with pytest.raises(ValueError, match="encoded must map keys of state to JSON strings"):
+        state_html(st, {"nope": "1"})
+    with pytest.raises(ValueError, match="encoded must map keys of state to JSON strings"):
+        state_html(st, {"weights": w})
+
+
+def test_heads_explorer_data_state_is_the_shown_heads_weights_after_a_head_change():
+    ex = X.heads_explorer("the cat sat. the cat sa", layer=1, head=1)
+    for layer, head in [(0, 2), (1, 3), (1, 1)]:
+        ex.set(layer=layer, head=head)
+        state = state_from_html(ex.readout.value)
+        np.testing.assert_array_equal(np.array(state["weights"]), ex.weights)  # exact: the same float64 values
+        assert state["inputs"]["layer"] == layer and state["inputs"]["head"] == head
 
 
 def test_importing_explorers_builds_nothing():

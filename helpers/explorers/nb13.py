@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from helpers.controls import MatrixToggles, choice, text_box
-from helpers.explorer import Explorer, Shown
+from helpers.explorer import Explorer, Shown, encode_json
 from helpers.explorers.common import register
 from helpers.heads import char_labels, run_with_weights
 from helpers.language_model import load_model
@@ -39,7 +39,7 @@ def top_symbols(full: np.ndarray, k: int = N_TOP) -> np.ndarray:
 class _Ready(Panel):
     """A weights Panel whose cell texts and colour rows were worked out once, when its text was first shown."""
 
-    ready: tuple = field(default=(), repr=False)  # (texts (T, T) of str, colour indices (T, T))
+    ready: tuple = field(default=(), repr=False)  # (texts (T, T) of str, colour indices (T, T), the weights' JSON)
 
     def texts(self) -> list[list[str]]:
         return self.ready[0]
@@ -92,13 +92,14 @@ class HeadsExplorer(Explorer):
         return self.tokenizer.encode(text)  # names any character outside the vocabulary
 
     def _run(self, text: str, ablate: tuple) -> tuple[np.ndarray, np.ndarray]:
-        """(attention weights (L, h, T, T), next-character probabilities (V,), each head's cell texts and colours)
-        of a text with heads removed."""
+        """(attention weights (L, h, T, T), next-character probabilities (V,), each head's cell texts, colours and
+        weights as JSON) of a text with heads removed: worked out once, so that a head change only picks them."""
         key = (text, ablate)
         if key not in self._cache:
             ids = self._check_text(text)  # (T,)
             logits, weights = run_with_weights(self.config, self.params, ids, ablate=ablate)  # (T, V), (L, h, T, T)
-            ready = [[(format_matrix(w), cell_color_index(w, 0.0, 1.0)) for w in layer] for layer in weights]
+            ready = [[(format_matrix(w), cell_color_index(w, 0.0, 1.0), encode_json(w)) for w in layer]
+                     for layer in weights]
             self._cache[key] = (weights, _probs(logits[-1]), ready)
             if len(self._cache) > _CACHE:
                 self._cache.popitem(last=False)
@@ -125,7 +126,7 @@ class HeadsExplorer(Explorer):
                 f"Likeliest next character: {say(full)} with every head, {say(cut)} without the removed.")
         inputs = {"text": text, "layer": layer, "head": head, "ablate": [list(p) for p in ablate]}
         return Shown([View([main]), View([after])], inputs=inputs, weights=w, output=probs, note=note,
-                     extra={"symbols": [int(i) for i in top]})
+                     extra={"symbols": [int(i) for i in top]}, encoded={"weights": ready[layer][head][2]})
 
 
 heads_explorer = HeadsExplorer

@@ -65,6 +65,8 @@ LIVEVIEW_CSS = _HERE / "liveview.css"  # the heatmaps' styles (sizes in em)
 
 def _json_types(value: object) -> object:
     """``value`` as JSON gives it back (lists for tuples), or ``value`` itself when that is equal."""
+    if isinstance(value, (str, bool, int)) or value is None:
+        return value  # JSON types already (a readout's HTML of 50 KB need not go through JSON and back)
     back = json.loads(json.dumps(value))
     return value if back == value else back
 
@@ -93,7 +95,8 @@ class HeatmapView(anywidget.AnyWidget):
     the label and ticks of a colour bar whose scale moved), as a cells message. ``show`` sends it
     itself (a new View as a change of the synced trait), or returns it (``send=False``: a view or
     cells message) for ``Readout.update`` to carry with the explorer's other changes in one message.
-    ``.sent`` is the size in bytes (JSON) of that View or cells message (0 if nothing changed).
+    ``.sent`` is the size in bytes (JSON) of that View or cells message (0 if nothing changed), counted when read
+    (benchmarks and tests read it; an update does not pay for a second serialization).
     ``.snapshot()`` is a copy of what the browser shows (the state a new browser view starts from).
     """
 
@@ -105,7 +108,7 @@ class HeatmapView(anywidget.AnyWidget):
     size = traitlets.Float(1.0).tag(sync=True)
 
     def __init__(self, view: View | None = None, *, size: float = 1.0) -> None:
-        self.sent = 0
+        self._last: object = None  # the last View or cells message, for .sent
         payload = {"rev": 0, "tables": []}
         if view is not None:  # the first View goes with the widget itself: one message, not two
             payload = {**view_payload(view), "rev": 1}
@@ -119,11 +122,10 @@ class HeatmapView(anywidget.AnyWidget):
         with ``send=False`` returns the view or cells message (None: no change) for the caller
         (``Readout.update``) to send."""
         msg = patch(self._view, view_payload(view))  # helpers.liveview.messages: what changed, or None
+        self._last = msg if msg is None or msg["type"] != "attn-view" else msg["view"]
         if msg is None:
-            self.sent = 0
             return None
         if msg["type"] == "attn-view":  # a new layout: the whole View
-            self.sent = len(json.dumps(msg["view"], separators=(",", ":")))
             if send:  # through the synced trait
                 self._view = msg["view"]
                 return None
@@ -132,8 +134,12 @@ class HeatmapView(anywidget.AnyWidget):
         apply(self._view, msg)  # in place: a browser view opened later gets the current cells
         if send:
             self.send(msg)
-        self.sent = len(json.dumps(msg, separators=(",", ":")))
         return msg
+
+    @property
+    def sent(self) -> int:
+        """The size in bytes (JSON) of the last View or cells message ``show`` made (0: nothing changed)."""
+        return _size(self._last)
 
     def set_size(self, size: float) -> None:
         """The font size of the whole View in em (1 normally; presentation mode enlarges it)."""
@@ -159,7 +165,7 @@ class Readout(anywidget.AnyWidget):
     ``.update(value, cells)`` sends ONE message for a whole update: the new HTML and the view or cells
     messages of the explorer's heatmaps (by their keys), so a slider move costs the browser one
     message, as a bare widget's does. Setting ``.value`` directly (a refusal) syncs it as usual.
-    ``.sent`` is the size in bytes (JSON) of the last update's message.
+    ``.sent`` is the size in bytes (JSON) of the last update's message, counted when read.
     """
 
     _esm = READOUT_JS
@@ -171,10 +177,10 @@ class Readout(anywidget.AnyWidget):
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)
-        self.sent = 0
+        self._last: object = None  # the last update's message (or the value synced alone), for .sent
 
-    def update(self, value: str, cells: dict[HeatmapView, CellsMessage | ViewMessage | None] | None = None) -> int:
-        """Show ``value`` and the heatmaps' view or cells messages in the browser, in one message; returns ``.sent``."""
+    def update(self, value: str, cells: dict[HeatmapView, CellsMessage | ViewMessage | None] | None = None) -> None:
+        """Show ``value`` and the heatmaps' view or cells messages in the browser, in one message."""
         if not isinstance(value, str):
             raise TypeError(f"value must be an HTML string, got {type(value).__name__}")
         if cells is not None and (not isinstance(cells, dict) or not all(isinstance(v, HeatmapView) for v in cells)):
@@ -182,16 +188,25 @@ class Readout(anywidget.AnyWidget):
                             f"returned, got {type(cells).__name__}")
         views = {v._key: m for v, m in (cells or {}).items() if m is not None}
         if not views:  # no heatmap changed: the usual sync of the value
-            self.sent = len(json.dumps(value)) if value != self.value else 0
+            self._last = value if value != self.value else None
             self.value = value
-            return self.sent
+            return
         msg: ReadoutMessage = {"type": "attn-update", "views": views}
         if value != self.value:
             msg["value"] = value
             set_unsynced(self, value=value)  # the message below carries it: no separate sync
         self.send(msg)
-        self.sent = len(json.dumps(msg, separators=(",", ":")))
-        return self.sent
+        self._last = msg
+
+    @property
+    def sent(self) -> int:
+        """The size in bytes (JSON) of the last update's message (0: nothing changed)."""
+        return _size(self._last)
+
+
+def _size(message: object) -> int:
+    """The bytes of ``message`` as compact JSON; 0 for None (nothing sent)."""
+    return 0 if message is None else len(json.dumps(message, separators=(",", ":")))
 
 
 def _check_size(size: object) -> float:

@@ -112,12 +112,18 @@ class ReadoutMessage(_ReadoutRequired, total=False):
 
 
 @functools.cache
+@functools.cache
+def _lut() -> tuple[tuple[str, ...], tuple[int, ...]]:
+    rgba = colormap_lut()  # (N, 4) uint8
+    bg = tuple(f"#{r:02x}{g:02x}{b:02x}" for r, g, b in rgba[:, :3].tolist())
+    white = tuple((text_colors(rgba / 255.0) == "white").astype(int).tolist())  # (N,) 1 = white text
+    return bg, white
+
+
 def lut_payload() -> Lut:
     """The colormap's table as CSS colours, and per colour whether its text is white (sent once per widget)."""
-    rgba = colormap_lut()  # (N, 4) uint8
-    bg = [f"#{r:02x}{g:02x}{b:02x}" for r, g, b in rgba[:, :3].tolist()]
-    white = (text_colors(rgba / 255.0) == "white").astype(int).tolist()  # (N,) 1 = white text
-    return {"bg": bg, "white": white}
+    bg, white = _lut()  # worked out once per kernel (half a millisecond: not on every update)
+    return {"bg": list(bg), "white": list(white)}
 
 
 def view_payload(view: View) -> ViewPayload:
@@ -131,7 +137,7 @@ def view_payload(view: View) -> ViewPayload:
                        "text": [t for row in p.texts() for t in row],  # (R*C,) row by row
                        "color": p.color_index().ravel().tolist()})  # (R*C,) rows of colormap_lut(), -1 = NaN/inf
     weights_bar, bars = None, []
-    bg = lut_payload()["bg"]
+    bg = _lut()[0]
     for bar in color_bars(view):  # helpers.panels.color_bars: the same bars draw_view draws
         stops = [bg[i] for i in bar.stops()]  # 11 CSS colours: the colormap from lo to hi
         if bar.kind == "weights":  # 0..1, its ticks spread evenly; after the last weights table
