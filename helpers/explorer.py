@@ -36,9 +36,9 @@ DOM contract (the browser tests in ``tests/ui`` rely on it; controls: see ``help
   the attention weights' one bar after the last weights table; a scores or values bar
   (``div.attn-legend.own``) under its table, or under the neighbours that share it, which then sit
   together in a ``div.attn-group`` (so a table is not always a child of ``div.attn-view``). An update
-  changes the text, class and background of the changed cells in place, and a bar's label and ticks
-  when its scale moved: the tables and cells stay the same DOM nodes while the layout (shapes,
-  labels, which panels share a bar) stays the same;
+  changes the text, class and background of the changed cells in place, the header cells' texts when
+  the labels changed, and a bar's label and ticks when its scale moved: the tables and cells stay the
+  same DOM nodes while the layout (shapes, which panels share a bar) stays the same;
 * the readout is a ``helpers.liveview.Readout`` (``.value`` is HTML, as an ``ipywidgets.HTML``'s) with
   class ``attn-readout``; its message also carries the heatmaps' changed cells (or a heatmap's whole
   new View), so an update is one message to the browser; it shows a short note, and exactly one

@@ -737,6 +737,22 @@ def test_the_patch_from_one_view_to_the_next_is_pure_and_applying_it_gives_the_n
         M.apply({**old, "rev": 2}, M.patch(old, view_payload(panel(0.5, 0.5))))
 
 
+def test_new_labels_on_tables_of_the_same_shape_are_a_patch_and_a_new_number_of_labels_is_a_new_view():
+    """A window of keys that slides (12's step slider): the labels and cells change in place, the tables stay."""
+    panel = lambda cols, w: P.View([P.Panel(np.array([w]), "w", ["q"], cols)])  # noqa: E731
+    old = {**view_payload(panel(["a", "b"], [0.25, 0.75])), "rev": 1}
+    new = view_payload(panel(["b", "c"], [0.5, 0.5]))
+    msg = M.patch(old, new)
+    assert msg["type"] == "attn-cells" and msg["labels"] == [[0, ["b", "c"], ["q"]]]
+    got = M.apply(copy.deepcopy(old), msg)
+    assert {k: v for k, v in got.items() if k != "rev"} == new and got["rev"] == 1
+    labels_only = M.patch(old, view_payload(panel(["b", "c"], [0.25, 0.75])))
+    assert labels_only["cells"] == [] and labels_only["labels"] == [[0, ["b", "c"], ["q"]]]  # not "nothing changed"
+    assert M.patch(old, view_payload(panel(["a", "b", "c"], [0.2, 0.3, 0.5])))["type"] == "attn-view"
+    with pytest.raises(ValueError, match="labels of table 0: 3 columns and 1 rows cannot replace 2 and 1"):
+        M.apply(copy.deepcopy(old), {**msg, "labels": [[0, ["a", "b", "c"], ["q"]]]})
+
+
 def test_a_value_the_readouts_message_carries_is_not_synced_again_even_when_it_holds_tuples():
     """set_unsynced, the one use of ipywidgets' private _lock_property: a trait set for a message that carries it
     sends nothing of its own (one message per update), also when the value holds tuples (JSON gives lists back,

@@ -17,8 +17,10 @@
  * @typedef {{rev: number, title?: string, ncols?: number | null, weights_color_bar?: WeightsColorBar | null,
  *   color_bars?: OwnColorBar[], tables: Table[]}} ViewState  trait "_view" ({rev: 0, tables: []} before the first View)
  * @typedef {{type: "attn-cells", rev: number, caption: Array<[number, string]>,
- *   cells: Array<[number, number[], string[], number[]]>, color_bars?: Array<[number, string, OwnColorBar["ticks"]]>}} CellsMessage
- *   caption: [k, text]; cells: [k, [i], [text], [color]] of table k; color_bars: [n, label, ticks] of bar n
+ *   cells: Array<[number, number[], string[], number[]]>, color_bars?: Array<[number, string, OwnColorBar["ticks"]]>,
+ *   labels?: Array<[number, string[], string[]]>}} CellsMessage
+ *   caption: [k, text]; cells: [k, [i], [text], [color]] of table k; color_bars: [n, label, ticks] of bar n;
+ *   labels: [k, cols, rows] of table k (as many as before)
  * @typedef {{type: "attn-view", rev: number, view: ViewState}} ViewMessage
  * @typedef {{type: "attn-update", views: Object<string, CellsMessage | ViewMessage>, value?: string}} ReadoutMessage
  *   by each heatmap's trait "_key"; value: the readout's new HTML
@@ -80,13 +82,15 @@ function build(state, lut, size) {
     const head = table.appendChild(make("thead")).appendChild(make("tr"));
     const corner = head.appendChild(make("th", "axis", t.axes));
     corner.scope = "col";
-    for (const c of t.cols) head.appendChild(make("th", "", c)).scope = "col";
+    const cols = t.cols.map((c) => { const th = head.appendChild(make("th", "", c)); th.scope = "col"; return th; });
     const body = table.appendChild(make("tbody"));
-    const cells = [];
+    const cells = [], rows = [];
     const C = t.cols.length;
     t.rows.forEach((r, i) => {
       const tr = body.appendChild(make("tr"));
-      tr.appendChild(make("th", "", r)).scope = "row";
+      const th = tr.appendChild(make("th", "", r));
+      th.scope = "row";
+      rows.push(th);
       for (let j = 0; j < C; j++) {
         const td = tr.appendChild(make("td", "", ""));
         td.appendChild(document.createTextNode(""));
@@ -108,7 +112,7 @@ function build(state, lut, size) {
       el.setAttribute("aria-hidden", "true");
       fillColorBar(el, state.weights_color_bar);
     }
-    return {caption, cells};
+    return {caption, cells, cols, rows};
   });
   return {view, tables, colorBars};
 }
@@ -119,6 +123,7 @@ function build(state, lut, size) {
 function patchState(state, msg) {
   for (const [k, text] of msg.caption) state.tables[k].caption = text;
   for (const [n, label, ticks] of msg.color_bars ?? []) Object.assign(state.color_bars[n], {label, ticks});
+  for (const [k, cols, rows] of msg.labels ?? []) Object.assign(state.tables[k], {cols, rows});
   for (const [k, index, texts, colors] of msg.cells) {
     const t = state.tables[k];
     for (let n = 0; n < index.length; n++) { t.text[index[n]] = texts[n]; t.color[index[n]] = colors[n]; }
@@ -131,6 +136,11 @@ function patchView(shown, msg, lut, state) {
   for (const [k, text] of msg.caption) {
     const caption = shown.tables[k].caption;
     if (caption.textContent !== text) caption.textContent = text;
+  }
+  for (const [k, cols, rows] of msg.labels ?? []) {  // a window that slid: new labels on the same header cells
+    const t = shown.tables[k];
+    cols.forEach((c, j) => { if (t.cols[j].textContent !== c) t.cols[j].textContent = c; });
+    rows.forEach((r, i) => { if (t.rows[i].textContent !== r) t.rows[i].textContent = r; });
   }
   for (const [k, index, texts, colors] of msg.cells) {
     const cells = shown.tables[k].cells;

@@ -87,9 +87,11 @@ class _CellsRequired(TypedDict):
 
 
 class CellsMessage(_CellsRequired, total=False):
-    """The changes of one View shown: captions, cells, and the label and ticks of colour bars whose scale moved."""
+    """The changes of one View shown: captions, cells, token labels of the same number, and the label and ticks of
+    colour bars whose scale moved."""
 
     color_bars: list[list]  # [[n, label, ticks], ...]: scores or values bar n (ticks as in OwnColorBar)
+    labels: list[list]  # [[k, cols, rows], ...]: table k's new column and row labels (as many as before)
 
 
 class ViewMessage(TypedDict):
@@ -151,39 +153,45 @@ def view_payload(view: View) -> ViewPayload:
 
 
 def layout(state: ViewPayload | ViewState) -> tuple | None:
-    """Everything but the cells, captions and a bar's label and ticks: when it changes, the browser builds anew.
+    """Everything but the cells, captions, labels (their number is layout) and a bar's label and ticks: when it
+    changes, the browser builds anew.
 
     None for the state before the first View."""
     if "title" not in state:
         return None
     after = None if state["weights_color_bar"] is None else state["weights_color_bar"]["after"]
     return (state["title"], state["ncols"], after, tuple(tuple(b["tables"]) for b in state["color_bars"]),
-            tuple((t["axes"], tuple(t["cols"]), tuple(t["rows"])) for t in state["tables"]))
+            tuple((t["axes"], len(t["cols"]), len(t["rows"])) for t in state["tables"]))
 
 
 def patch(state: ViewState, new: ViewPayload) -> CellsMessage | ViewMessage | None:
     """The message that turns ``state`` (what the browser shows) into ``new``; None if nothing shown changed.
 
-    After a change of layout the whole View (numbered one more); else only the changed captions and cells
-    and the label and ticks of a colour bar whose scale moved. Changes neither argument."""
+    After a change of layout the whole View (numbered one more); else only the changed captions, labels and cells
+    and the label and ticks of a colour bar whose scale moved (a window of keys that slides by one: new labels and
+    cells in the same tables). Changes neither argument."""
     rev = state["rev"]
     if layout(new) != layout(state):
         return {"type": "attn-view", "rev": rev + 1, "view": {**new, "rev": rev + 1}}
-    captions, cells = [], []
+    captions, cells, labels = [], [], []
     for k, (a, b) in enumerate(zip(state["tables"], new["tables"], strict=True)):
         if a["caption"] != b["caption"]:
             captions.append([k, b["caption"]])
+        if a["cols"] != b["cols"] or a["rows"] != b["rows"]:
+            labels.append([k, b["cols"], b["rows"]])
         ta, tb, ca, cb = a["text"], b["text"], a["color"], b["color"]
         index = [i for i in range(len(tb)) if ta[i] != tb[i] or ca[i] != cb[i]]
         if index:
             cells.append([k, index, [tb[i] for i in index], [cb[i] for i in index]])
     bars = [[n, b["label"], b["ticks"]] for n, (a, b) in enumerate(zip(state["color_bars"], new["color_bars"], strict=True))
             if (a["label"], a["ticks"]) != (b["label"], b["ticks"])]  # the scale moved (an auto-scaled panel)
-    if not captions and not cells and not bars:
+    if not captions and not cells and not bars and not labels:
         return None
     msg: CellsMessage = {"type": "attn-cells", "rev": rev, "caption": captions, "cells": cells}
     if bars:
         msg["color_bars"] = bars
+    if labels:
+        msg["labels"] = labels
     return msg
 
 
@@ -212,4 +220,9 @@ def apply(state: ViewState, message: CellsMessage | ViewMessage) -> ViewState:
             ta[i], ca[i] = t, c
     for n, label, ticks in message.get("color_bars", []):  # a colour bar whose scale moved
         state["color_bars"][n]["label"], state["color_bars"][n]["ticks"] = label, ticks
+    for k, cols, rows in message.get("labels", []):  # the same number of labels (else the message is a View)
+        if (len(cols), len(rows)) != (len(tables[k]["cols"]), len(tables[k]["rows"])):
+            raise ValueError(f"labels of table {k}: {len(cols)} columns and {len(rows)} rows cannot replace "
+                             f"{len(tables[k]['cols'])} and {len(tables[k]['rows'])} (a new shape is a new View)")
+        tables[k]["cols"], tables[k]["rows"] = list(cols), list(rows)
     return state

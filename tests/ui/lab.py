@@ -651,8 +651,9 @@ def move_slider(handle) -> str:
 # Before a move: number every table and cell of the explorer's heatmaps (a JS property on the node
 # itself), note each cell's text, class and background, and record every DOM mutation inside them.
 _JS_MARK = """root => {
+  // the tables' shapes (a window of keys that slides keeps them: its labels change in place)
   const layout = () => [...root.querySelectorAll('.attn-heatmap table.attn-hm')]
-    .map(t => [...t.querySelectorAll('th')].map(th => th.textContent).join('|')).join('#');
+    .map(t => t.querySelectorAll('thead th').length + 'x' + t.querySelectorAll('tbody tr').length).join('#');
   const cells = [...root.querySelectorAll('.attn-heatmap table.attn-hm td')];
   cells.forEach((td, n) => { td.__attnMark = n; });
   root.querySelectorAll('.attn-heatmap table.attn-hm').forEach((t, n) => { t.__attnMark = n; });
@@ -679,6 +680,7 @@ _JS_IN_PLACE = """root => {
     const node = r.target.nodeType === Node.TEXT_NODE ? r.target.parentNode : r.target;
     if (node.tagName === 'TD' && node.__attnMark !== undefined) touched.add(node.__attnMark);
     else if (node.tagName === 'CAPTION') continue;  // a caption that says what changed (m = 0.25)
+    else if (node.tagName === 'TH') continue;  // a token label of a window that slid (the same number of them)
     else if (node.closest('.attn-legend.own')) continue;  // the ticks of a colour bar whose scale moved
     else other.add(node.tagName + '.' + node.className + ' (' + r.type + ')');
   }
@@ -717,8 +719,9 @@ def assert_updated_in_place(report: dict, where: str) -> None:
 
 
 # Explorers (kinds of helpers.explorers.REGISTRY; tests/test_registry.py checks) whose control a person tries
-# first (pick_slider) reshapes their tables by design, so the browser builds them anew: the step slider of 'generation' grows the cache by a row, 'tiles' shows
-# another block of keys, 'language-model''s temperature writes another text (new characters label the columns).
+# first (pick_slider) may reshape their tables by design, so the browser builds them anew: the step slider of
+# 'generation' grows the cache by a row, 'tiles' shows another block of keys (a shorter last one), 'language-model''s
+# temperature writes another text (a shorter prompt has fewer keys to show). Labels alone change in place.
 RESHAPING_KINDS = {"generation", "tiles", "language-model"}
 
 

@@ -8,11 +8,12 @@ stand-in widget models (get, set, on, off, as anywidget gives them), two browser
 those messages:
 - no JavaScript error;
 - each model's state ends equal to the kernel's ``HeatmapView.snapshot()``; a view freshly built from that
-  snapshot shows its captions and cell texts, each colour bar's label, ticks (text and place) under the
+  snapshot shows its captions, labels and cell texts, each colour bar's label, ticks (text and place) under the
   tables it names, and the weights' bar after its table; and both patched views show exactly what that
   fresh view shows (every cell's text, class and colour too);
 - the same when the heatmaps' models load late (the first half of the messages waits in the page for them).
-The replay covers cells messages that move a bar's ticks and whole new Views inside the readout's message.
+The replay covers cells messages that move a bar's ticks or give a table new labels (12's window of keys that
+slides), and whole new Views inside the readout's message.
 
 Run: `pytest tests/ui/test_liveview_ui.py` (needs Chromium, see conftest.py).
 """
@@ -41,6 +42,8 @@ EXPLORERS = {  # those whose views have scores or values bars, or change layout
     "tiles": lambda: X.tiles_explorer(),
     "generation": lambda: X.generation_explorer(
         S.embeddings(), *np.random.default_rng(0).normal(size=(3, 6, 4)).round(1), 2, S.TOKENS, step=3),
+    # its window of the last 8 keys slides with the step: new labels on the same tables
+    "language-model": lambda: X.language_model_explorer("the attention weights of ", n_new=20, window=8),
 }
 MOVES = 25
 
@@ -62,6 +65,7 @@ _JS_REPLAY = r"""async ([esm, resm, css, run]) => {
     return {
       tables: [...view.querySelectorAll("table.attn-hm")].map((t) => ({
         caption: t.querySelector("caption").textContent,
+        labels: [...t.querySelectorAll("th:not(.axis)")].map((th) => th.textContent),
         cells: [...t.querySelectorAll("td")].map((td) => [td.textContent, td.className, td.style.background])})),
       bars: [...view.querySelectorAll(".attn-legend.own")].map((lg) => ({
         label: lg.firstChild.textContent,
@@ -161,7 +165,7 @@ def _drawn(snap: dict) -> dict:
         order += ["bar" for b in snap["color_bars"] if b["tables"][-1] == k]
         order += ["weights bar"] if snap["weights_color_bar"] and snap["weights_color_bar"]["after"] == k else []
     return {
-        "tables": [(t["caption"], t["text"]) for t in snap["tables"]],
+        "tables": [(t["caption"], t["cols"] + t["rows"], t["text"]) for t in snap["tables"]],
         "bars": [{"label": b["label"], "ticks": [[f"{at}%", text] for at, text in b["ticks"]],
                   "under": [snap["tables"][k]["caption"] for k in b["tables"]]} for b in snap["color_bars"]],
         "order": order,
@@ -176,9 +180,11 @@ def runs() -> dict:
 def test_the_replay_covers_moving_bars_and_new_views(runs):
     moved = sum(_sent(r, lambda m: bool(m.get("color_bars"))) for r in runs.values())
     views = sum(_sent(r, lambda m: m["type"] == "attn-view") for r in runs.values())
+    slid = sum(_sent(r, lambda m: bool(m.get("labels"))) for r in runs.values())  # new labels, the same tables
     # 01's shapes stay and its panels are scaled to their own data, so their bars never regroup: never rebuilt
     rebuilt = _sent(runs["no-weights"], lambda m: m["type"] == "attn-view")
-    assert moved >= 20 and views >= 20 and not rebuilt, f"{moved} bar moves, {views} new Views, 01 rebuilt {rebuilt}"
+    assert moved >= 20 and views >= 20 and slid >= 10 and not rebuilt, (
+        f"{moved} bar moves, {views} new Views, {slid} new labels, 01 rebuilt {rebuilt}")
 
 
 @pytest.mark.parametrize("late", [False, True], ids=["loaded", "late"])
@@ -196,7 +202,8 @@ def test_the_page_ends_as_the_kernels_snapshot_says(runs, browser, kind, late):
     for key, res in result["out"].items():
         snap = run["snapshots"][key]
         assert res["state"] == snap, f"{kind}: the model's state differs from the kernel's snapshot"
-        fresh = {**res["want"], "tables": [(t["caption"], [c[0] for c in t["cells"]]) for t in res["want"]["tables"]]}
+        fresh = {**res["want"], "tables": [(t["caption"], t["labels"], [c[0] for c in t["cells"]])
+                                           for t in res["want"]["tables"]]}
         assert fresh == _drawn(snap), f"{kind}: a view built from the snapshot does not show it"
         for n, got in enumerate(res["got"]):
             for part in ("order", "bars", "tables"):
