@@ -27,6 +27,10 @@ ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 # pytest-xdist: one worker per core; a notebook's cells run in order in one worker (--dist loadfile).
 PARALLEL := -n auto --dist loadfile
+# The tests' kernels use one BLAS thread each: xdist already runs one worker per core, and OpenBLAS threads on top
+# of them wait on each other (on 2 cores, four notebooks took 73 s with OpenBLAS's default threads and 41 s with
+# one). The browser tests' kernels share the cores with Chromium the same way. Not for `make lab`.
+ONE_THREAD := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 
 .PHONY: help setup lab notebook present html test test-ui test-hub test-lowest bench bench-hub images screenshots notebooks student hub hub-link corpus model clean axe
 
@@ -110,20 +114,20 @@ html: $(STAMP)
 # The notebooks are stored with inline-backend figures; a user's MPLBACKEND would change them.
 test: $(STAMP)
 	$(BIN)/ruff check helpers tests notebooks hub
-	env -u MPLBACKEND $(BIN)/python -m pytest -m "not ui" $(PARALLEL) $(NBVAL) tests notebooks
+	env -u MPLBACKEND $(ONE_THREAD) $(BIN)/python -m pytest -m "not ui" $(PARALLEL) $(NBVAL) tests notebooks
 	@$(MAKE) --no-print-directory test-simd
 
 # NumPy and OpenBLAS pick their kernels by CPU, so last digits can differ between machines. Run every
 # notebook again with this CPU's widest kernels switched off (AVX-512, then AVX2), as an older CPU would.
 test-simd: $(STAMP)
-	env -u MPLBACKEND $(BIN)/python tests/tools/simd.py -- $(BIN)/python -m pytest -q -m "not ui" $(PARALLEL) $(NBVAL) notebooks
+	env -u MPLBACKEND $(ONE_THREAD) $(BIN)/python tests/tools/simd.py -- $(BIN)/python -m pytest -q -m "not ui" $(PARALLEL) $(NBVAL) notebooks
 
 # The versions we claim are the versions we test: uv installs the lowest versions pyproject.toml allows.
 test-lowest:
 	$(PYTHON) -m venv $(LOWEST)
 	$(LOWEST)/bin/python -m pip install --quiet uv
 	$(LOWEST)/bin/uv pip install --quiet --python $(LOWEST)/bin/python --resolution lowest-direct -e '.[test]'
-	env -u MPLBACKEND $(LOWEST)/bin/python -m pytest -m "not ui" $(PARALLEL) $(NBVAL) tests notebooks
+	env -u MPLBACKEND $(ONE_THREAD) $(LOWEST)/bin/python -m pytest -m "not ui" $(PARALLEL) $(NBVAL) tests notebooks
 
 # axe-core (npm) for the browser tests' accessibility checks, in .axe/ (ignored by git), never globally.
 AXE := .axe/node_modules/axe-core/axe.min.js
@@ -136,7 +140,7 @@ $(AXE):
 axe: $(AXE)
 
 test-ui: $(STAMP) $(AXE)
-	$(BIN)/python -m pytest -m ui tests/ui
+	$(ONE_THREAD) $(BIN)/python -m pytest -m ui tests/ui
 
 # A real JupyterHub on loopback ports, as root (students are system users the tests make and remove).
 test-hub: $(STAMP) $(HUB_STAMP) $(PROXY)

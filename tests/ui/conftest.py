@@ -82,27 +82,11 @@ def _server_order(item: pytest.Item) -> tuple[int, str] | None:
     return list(lab.CLIENTS).index(params["lab_server"]), str(params.get("ran", ""))
 
 
-def _solution_in_notebook7(item: pytest.Item) -> bool:
-    params = item.callspec.params if hasattr(item, "callspec") else {}
-    if params.get("lab_server") != "notebook" or "ran" not in params:
-        return False
-    path = Path(params["ran"]).resolve()  # absolute: only its part under notebooks/ says whether it is a solution
-    return lab.NOTEBOOKS in path.parents and "solutions" in path.relative_to(lab.NOTEBOOKS).parts
-
-
 @pytest.hookimpl(trylast=True)  # after pytest's own reordering, whose order it keeps within a group
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The tests that take a server, client by client and within a client notebook by notebook: one
     server start per client and one run per notebook and client. (Pytest's own order alternates the
-    clients, as it groups by notebook as much as by client.) Other tests keep their places.
-
-    Worked solutions run in JupyterLab only (deselected in Notebook 7, about 50 s of CI): they are the
-    lessons' code with the blanks filled, checked under strict nbval by make test; what Notebook 7 does
-    differently (its shortcuts, its page) is tested on every lesson."""
-    dropped = [item for item in items if _solution_in_notebook7(item)]
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = [item for item in items if not _solution_in_notebook7(item)]
+    clients, as it groups by notebook as much as by client.) Other tests keep their places."""
     slots = [i for i, item in enumerate(items) if _server_order(item) is not None]
     ordered = sorted((items[i] for i in slots), key=_server_order)  # stable
     for i, item in zip(slots, ordered, strict=True):
