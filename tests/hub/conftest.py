@@ -1,6 +1,6 @@
 """Fixtures of the hub tests: one class hub for the module (on a course repository of its own), a browser.
 
-These tests are collected only when asked for: `pytest tests/hub` (or a path inside it), or `-m hub`, as
+These tests are collected only when asked for (tests/conftest.py): `pytest tests/hub` (or a path inside it), or `-m hub`, as
 `make test-hub` does. Without root or without make test-hub's installs they skip with the reason; with
 CI=true they fail instead.
 """
@@ -18,23 +18,6 @@ sys.path.insert(0, str(HERE))
 
 # hubctl (and tests/ui/lab.py through it) is imported inside the fixtures: a plain `pytest` on Windows, which
 # loads this file without collecting these tests, needs neither pwd nor grp.
-
-
-def _hub_requested(config: pytest.Config) -> bool:
-    markexpr = (config.option.markexpr or "").replace(" ", "")
-    if "hub" in markexpr and "nothub" not in markexpr:
-        return True
-    for arg in config.args:
-        path = Path(config.invocation_params.dir, arg.split("::")[0]).resolve()
-        if path == HERE or HERE in path.parents:
-            return True
-    return False
-
-
-def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    if collection_path.name.startswith("test_") and not _hub_requested(config):
-        return True
-    return None
 
 
 def _cannot(message: str):

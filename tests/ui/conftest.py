@@ -7,7 +7,7 @@ a client notebook by notebook, so the tests of one notebook share its run (``ran
 test_notebooks_ui.py). A test for one client only parametrizes the fixture itself:
 ``@pytest.mark.parametrize("lab_server", ["lab"], indirect=True)``, with its reason in a comment.
 
-These tests are collected only when asked for: `pytest tests/ui` (or a path inside it), or `-m ui`.
+These tests are collected only when asked for (tests/conftest.py): `pytest tests/ui` (or a path inside it), or `-m ui`.
 A plain `pytest` from the repository root skips collecting them, so it never needs a browser.
 Without a browser they skip with the install hint; with CI=true (or ATTN_UI_REQUIRE=1) they fail instead.
 """
@@ -24,23 +24,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # `import lab`, `import expected` from the tests and scripts alike
 
 import lab  # noqa: E402
-
-
-def _ui_requested(config: pytest.Config) -> bool:
-    markexpr = (config.option.markexpr or "").replace(" ", "")
-    if "ui" in markexpr and "notui" not in markexpr:
-        return True
-    for arg in config.args:
-        path = Path(config.invocation_params.dir, arg.split("::")[0]).resolve()
-        if path == HERE or HERE in path.parents:
-            return True
-    return False
-
-
-def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    if collection_path.name.startswith("test_") and not _ui_requested(config):
-        return True
-    return None
 
 
 def _no_browser(message: str):
