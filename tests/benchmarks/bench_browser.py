@@ -12,7 +12,7 @@ For each notebook (default: every notebook under notebooks/, solutions included;
 add no row; a registered explorer (``helpers.explorers.REGISTRY``) that none shows is named at the end) it
 starts JupyterLab on a
 temporary copy, runs all cells in headless Chromium, then for each ``.attn-explorer`` presses an arrow
-key on the slider ``tests/ui/lab.py:pick_slider`` chooses, ``--moves`` times, waiting ``--gap-ms``
+key on the slider ``tests/ui/lab.py:pick_slider`` chooses (12's step slider; 13's head dropdown), ``--moves`` times, waiting ``--gap-ms``
 between presses as a person would. In the page, a capturing ``keydown`` listener stamps
 ``performance.now()``; a MutationObserver sees the heatmap tables change; the timestamp of the next
 ``requestAnimationFrame`` after the last change (the frame that paints it) is taken. Changes are a
@@ -101,12 +101,17 @@ def _percentile(values: list[float], q: float) -> float:
 # The slider a goal is about, where it is not the one lab.pick_slider tries first (12's first slider,
 # temperature, regenerates the text; its goal is about the step slider, which re-uses what was generated).
 SLIDER = {"language-model": "step"}
+# kind -> the dropdown timed instead of a slider or a click (13's goal is about a head change: precomputed per text)
+SELECT = {"heads": "head"}
 
 
 def bench_explorer(page, explorer, moves: int, gap_ms: int) -> list[float]:
     """Latencies (ms) of ``moves`` arrow-key presses on the explorer's chosen slider (or clicks on its
     first mask cell, for an explorer of on/off cells only)."""
     explorer.evaluate(_JS_INSTRUMENT)
+    select = SELECT.get(lab.explorer_kind(explorer))
+    if select:
+        return _bench_select(page, explorer, explorer.locator(f".attn-control--{select} select").first, moves, gap_ms)
     toggles_only = not explorer.locator(".attn-slider:visible").count()
     if toggles_only:
         target = explorer.locator(".attn-toggle").nth(1)  # row 1, key 2: never empties a row
@@ -131,6 +136,24 @@ def bench_explorer(page, explorer, moves: int, gap_ms: int) -> list[float]:
         old = explorer.locator(".attn-readout [data-state]").first.get_attribute("data-state")
         explorer.evaluate("root => { root.__attnLatency.t0 = null; root.__attnLatency.last = null; }")
         target.click() if toggles_only else target.press(key)
+        page.wait_for_function(_JS_DONE, arg=[explorer.element_handle(), old], timeout=30_000)
+        out.append(explorer.evaluate("root => root.__attnLatency.last - root.__attnLatency.t0"))
+        page.wait_for_timeout(gap_ms)  # pacing between presses, as a person would
+    return out
+
+
+def _bench_select(page, explorer, target, moves: int, gap_ms: int) -> list[float]:
+    """Latencies (ms) of ``moves`` arrow-key presses on a dropdown (a <select>: the arrow changes its value at once),
+    down to its last option, then up to its first, and so on."""
+    target.scroll_into_view_if_needed()
+    target.focus()
+    key, out = "ArrowDown", []
+    for _ in range(moves):
+        index, count = target.evaluate("s => [s.selectedIndex, s.options.length]")
+        key = "ArrowUp" if index >= count - 1 else "ArrowDown" if index <= 0 else key
+        old = explorer.locator(".attn-readout [data-state]").first.get_attribute("data-state")
+        explorer.evaluate("root => { root.__attnLatency.t0 = null; root.__attnLatency.last = null; }")
+        target.press(key)
         page.wait_for_function(_JS_DONE, arg=[explorer.element_handle(), old], timeout=30_000)
         out.append(explorer.evaluate("root => root.__attnLatency.last - root.__attnLatency.t0"))
         page.wait_for_timeout(gap_ms)  # pacing between presses, as a person would
