@@ -751,6 +751,12 @@ def test_new_labels_on_tables_of_the_same_shape_are_a_patch_and_a_new_number_of_
     assert M.patch(old, view_payload(panel(["a", "b", "c"], [0.2, 0.3, 0.5])))["type"] == "attn-view"
     with pytest.raises(ValueError, match="labels of table 0: 3 columns and 1 rows cannot replace 2 and 1"):
         M.apply(copy.deepcopy(old), {**msg, "labels": [[0, ["a", "b", "c"], ["q"]]]})
+    titled = lambda title, w: P.View([P.Panel(np.array([w]), "w")], title)  # noqa: E731
+    before = {**view_payload(titled("block 1 of 3", [0.5, 0.5])), "rev": 1}
+    retitled = M.patch(before, view_payload(titled("block 2 of 3", [0.5, 0.5])))  # 08's tiles: another block
+    assert retitled["type"] == "attn-cells" and retitled["title"] == "block 2 of 3" and retitled["cells"] == []
+    assert M.apply(copy.deepcopy(before), retitled)["title"] == "block 2 of 3"
+    assert M.patch(before, view_payload(titled("", [0.5, 0.5])))["type"] == "attn-view"  # no title: a new layout
 
 
 def test_a_value_the_readouts_message_carries_is_not_synced_again_even_when_it_holds_tuples():

@@ -18,9 +18,9 @@
  *   color_bars?: OwnColorBar[], tables: Table[]}} ViewState  trait "_view" ({rev: 0, tables: []} before the first View)
  * @typedef {{type: "attn-cells", rev: number, caption: Array<[number, string]>,
  *   cells: Array<[number, number[], string[], number[]]>, color_bars?: Array<[number, string, OwnColorBar["ticks"]]>,
- *   labels?: Array<[number, string[], string[]]>}} CellsMessage
+ *   labels?: Array<[number, string[], string[]]>, title?: string}} CellsMessage
  *   caption: [k, text]; cells: [k, [i], [text], [color]] of table k; color_bars: [n, label, ticks] of bar n;
- *   labels: [k, cols, rows] of table k (as many as before)
+ *   labels: [k, cols, rows] of table k (as many as before); title: the View's new title (it had one)
  * @typedef {{type: "attn-view", rev: number, view: ViewState}} ViewMessage
  * @typedef {{type: "attn-update", views: Object<string, CellsMessage | ViewMessage>, value?: string}} ReadoutMessage
  *   by each heatmap's trait "_key"; value: the readout's new HTML
@@ -62,7 +62,7 @@ function fillColorBar(el, bar) {
 function build(state, lut, size) {
   const view = make("div", "attn-view");
   view.style.fontSize = size + "em";
-  if (state.title) view.appendChild(make("div", "attn-title", state.title));
+  const title = state.title ? view.appendChild(make("div", "attn-title", state.title)) : null;
   const first = new Map((state.color_bars || []).map((bar, n) => [bar.tables[0], n]));
   const colorBars = [];
   let box = view, open = null;
@@ -114,7 +114,7 @@ function build(state, lut, size) {
     }
     return {caption, cells, cols, rows};
   });
-  return {view, tables, colorBars};
+  return {view, tables, colorBars, title};
 }
 
 // Change the cells of a state (the model's, so a view opened later starts from it). Python's mirror:
@@ -124,6 +124,7 @@ function patchState(state, msg) {
   for (const [k, text] of msg.caption) state.tables[k].caption = text;
   for (const [n, label, ticks] of msg.color_bars ?? []) Object.assign(state.color_bars[n], {label, ticks});
   for (const [k, cols, rows] of msg.labels ?? []) Object.assign(state.tables[k], {cols, rows});
+  if (msg.title !== undefined) state.title = msg.title;
   for (const [k, index, texts, colors] of msg.cells) {
     const t = state.tables[k];
     for (let n = 0; n < index.length; n++) { t.text[index[n]] = texts[n]; t.color[index[n]] = colors[n]; }
@@ -137,6 +138,7 @@ function patchView(shown, msg, lut, state) {
     const caption = shown.tables[k].caption;
     if (caption.textContent !== text) caption.textContent = text;
   }
+  if (msg.title !== undefined && shown.title && shown.title.textContent !== msg.title) shown.title.textContent = msg.title;
   for (const [k, cols, rows] of msg.labels ?? []) {  // a window that slid: new labels on the same header cells
     const t = shown.tables[k];
     cols.forEach((c, j) => { if (t.cols[j].textContent !== c) t.cols[j].textContent = c; });

@@ -92,6 +92,7 @@ class CellsMessage(_CellsRequired, total=False):
 
     color_bars: list[list]  # [[n, label, ticks], ...]: scores or values bar n (ticks as in OwnColorBar)
     labels: list[list]  # [[k, cols, rows], ...]: table k's new column and row labels (as many as before)
+    title: str  # the View's new title (it had one and keeps one)
 
 
 class ViewMessage(TypedDict):
@@ -153,14 +154,14 @@ def view_payload(view: View) -> ViewPayload:
 
 
 def layout(state: ViewPayload | ViewState) -> tuple | None:
-    """Everything but the cells, captions, labels (their number is layout) and a bar's label and ticks: when it
-    changes, the browser builds anew.
+    """Everything but the cells, captions, labels (their number is layout), the title's text (whether there is one
+    is layout) and a bar's label and ticks: when it changes, the browser builds anew.
 
     None for the state before the first View."""
     if "title" not in state:
         return None
     after = None if state["weights_color_bar"] is None else state["weights_color_bar"]["after"]
-    return (state["title"], state["ncols"], after, tuple(tuple(b["tables"]) for b in state["color_bars"]),
+    return (bool(state["title"]), state["ncols"], after, tuple(tuple(b["tables"]) for b in state["color_bars"]),
             tuple((t["axes"], len(t["cols"]), len(t["rows"])) for t in state["tables"]))
 
 
@@ -185,13 +186,16 @@ def patch(state: ViewState, new: ViewPayload) -> CellsMessage | ViewMessage | No
             cells.append([k, index, [tb[i] for i in index], [cb[i] for i in index]])
     bars = [[n, b["label"], b["ticks"]] for n, (a, b) in enumerate(zip(state["color_bars"], new["color_bars"], strict=True))
             if (a["label"], a["ticks"]) != (b["label"], b["ticks"])]  # the scale moved (an auto-scaled panel)
-    if not captions and not cells and not bars and not labels:
+    title = new["title"] if new["title"] != state["title"] else None
+    if not captions and not cells and not bars and not labels and title is None:
         return None
     msg: CellsMessage = {"type": "attn-cells", "rev": rev, "caption": captions, "cells": cells}
     if bars:
         msg["color_bars"] = bars
     if labels:
         msg["labels"] = labels
+    if title is not None:
+        msg["title"] = title
     return msg
 
 
@@ -225,4 +229,8 @@ def apply(state: ViewState, message: CellsMessage | ViewMessage) -> ViewState:
             raise ValueError(f"labels of table {k}: {len(cols)} columns and {len(rows)} rows cannot replace "
                              f"{len(tables[k]['cols'])} and {len(tables[k]['rows'])} (a new shape is a new View)")
         tables[k]["cols"], tables[k]["rows"] = list(cols), list(rows)
+    if "title" in message:
+        if not message["title"] or not state["title"]:
+            raise ValueError("a title cannot come or go in a cells message (whether there is one is layout)")
+        state["title"] = message["title"]
     return state

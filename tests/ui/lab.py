@@ -681,6 +681,7 @@ _JS_IN_PLACE = """root => {
     if (node.tagName === 'TD' && node.__attnMark !== undefined) touched.add(node.__attnMark);
     else if (node.tagName === 'CAPTION') continue;  // a caption that says what changed (m = 0.25)
     else if (node.tagName === 'TH') continue;  // a token label of a window that slid (the same number of them)
+    else if (node.classList?.contains('attn-title')) continue;  // a title that says which block is shown
     else if (node.closest('.attn-legend.own')) continue;  // the ticks of a colour bar whose scale moved
     else other.add(node.tagName + '.' + node.className + ' (' + r.type + ')');
   }

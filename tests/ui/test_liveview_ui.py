@@ -12,8 +12,8 @@ those messages:
   tables it names, and the weights' bar after its table; and both patched views show exactly what that
   fresh view shows (every cell's text, class and colour too);
 - the same when the heatmaps' models load late (the first half of the messages waits in the page for them).
-The replay covers cells messages that move a bar's ticks or give a table new labels (12's window of keys that
-slides), and whole new Views inside the readout's message.
+The replay covers cells messages that move a bar's ticks, give a table new labels (12's window of keys that
+slides) or the View a new title (08's block of keys), and whole new Views inside the readout's message.
 
 Run: `pytest tests/ui/test_liveview_ui.py` (needs Chromium, see conftest.py).
 """
@@ -71,6 +71,7 @@ _JS_REPLAY = r"""async ([esm, resm, css, run]) => {
         label: lg.firstChild.textContent,
         ticks: [...lg.querySelectorAll(".ticks span")].map((s) => [s.style.left, s.textContent]),
         under: [...lg.parentNode.querySelectorAll("table.attn-hm caption")].map((c) => c.textContent)})),
+      title: view.querySelector(".attn-title")?.textContent ?? "",
       order: [...view.querySelectorAll("table.attn-hm, .attn-legend")]
         .map((n) => n.tagName === "TABLE" ? "table" : n.classList.contains("own") ? "bar" : "weights bar"),
     };
@@ -165,6 +166,7 @@ def _drawn(snap: dict) -> dict:
         order += ["bar" for b in snap["color_bars"] if b["tables"][-1] == k]
         order += ["weights bar"] if snap["weights_color_bar"] and snap["weights_color_bar"]["after"] == k else []
     return {
+        "title": snap["title"],
         "tables": [(t["caption"], t["cols"] + t["rows"], t["text"]) for t in snap["tables"]],
         "bars": [{"label": b["label"], "ticks": [[f"{at}%", text] for at, text in b["ticks"]],
                   "under": [snap["tables"][k]["caption"] for k in b["tables"]]} for b in snap["color_bars"]],
@@ -181,10 +183,11 @@ def test_the_replay_covers_moving_bars_and_new_views(runs):
     moved = sum(_sent(r, lambda m: bool(m.get("color_bars"))) for r in runs.values())
     views = sum(_sent(r, lambda m: m["type"] == "attn-view") for r in runs.values())
     slid = sum(_sent(r, lambda m: bool(m.get("labels"))) for r in runs.values())  # new labels, the same tables
+    retitled = _sent(runs["tiles"], lambda m: "title" in m)  # another block of keys, named in the title
     # 01's shapes stay and its panels are scaled to their own data, so their bars never regroup: never rebuilt
     rebuilt = _sent(runs["no-weights"], lambda m: m["type"] == "attn-view")
-    assert moved >= 20 and views >= 20 and slid >= 10 and not rebuilt, (
-        f"{moved} bar moves, {views} new Views, {slid} new labels, 01 rebuilt {rebuilt}")
+    assert moved >= 20 and views >= 20 and slid >= 10 and retitled >= 3 and not rebuilt, (
+        f"{moved} bar moves, {views} new Views, {slid} new labels, {retitled} new titles, 01 rebuilt {rebuilt}")
 
 
 @pytest.mark.parametrize("late", [False, True], ids=["loaded", "late"])
@@ -206,5 +209,5 @@ def test_the_page_ends_as_the_kernels_snapshot_says(runs, browser, kind, late):
                                            for t in res["want"]["tables"]]}
         assert fresh == _drawn(snap), f"{kind}: a view built from the snapshot does not show it"
         for n, got in enumerate(res["got"]):
-            for part in ("order", "bars", "tables"):
+            for part in ("order", "bars", "tables", "title"):
                 assert got[part] == res["want"][part], f"{kind}, view {n + 1}: its {part} differ from a fresh build"
