@@ -5,11 +5,11 @@ its cell texts (``helpers.panels.format_matrix``) and each cell's row of the col
 (``helpers.panels.cell_color_index``, -1 for NaN/±inf). The table itself (256 colours and, per colour,
 whether its text is white) goes once per widget. The browser (the ES module ``heatmap.js`` beside this file,
 run by ``anywidget``, sent from the kernel: no CDN, no build step) builds each table once; after that an
-update carries only the cells whose text or colour changed (and captions and labels that changed), and the
-browser sets only their text, class and background (and a header's text, and a colour bar's label and ticks
-when its scale moved). A change of shape (another number of heads, a longer cache) or of which panels share
-a colour bar sends the whole View again and the browser builds it anew; new labels on a table of the same
-shape (a window of keys that slides by one) do not.
+update carries only the cells whose text or colour changed (and the captions, labels and title that changed),
+and the browser sets only their text, class and background (and a header's or the title's text, and a colour
+bar's label and ticks when its scale moved). A change of shape (another number of heads, a longer cache) or
+of which panels share a colour bar sends the whole View again and the browser builds it anew; new labels on a
+table of the same shape (a window of keys that slides by one) or a new title do not.
 
 An explorer's update is one message: its ``Readout`` (the note and data-state) carries the changed
 cells of all its heatmaps, or a heatmap's whole new View, named by key (each extra comm message cost
