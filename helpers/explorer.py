@@ -70,7 +70,7 @@ import ipywidgets as W
 import numpy as np
 
 from helpers.liveview import HeatmapView, Readout
-from helpers.panels import PRESENT_WIDTH_PX, View, describe_view
+from helpers.panels import PRESENT_WIDTH_PX, Panel, View, describe_view
 from helpers.validate import check_choice, check_flag
 
 if TYPE_CHECKING:  # for the annotations only
@@ -192,6 +192,29 @@ def _control_names(controls: dict) -> dict[str, str]:
         else:
             names.update(control.names)
     return names
+
+
+_PX = 13  # JupyterLab's code font size, which the live views' em are of (liveview.css)
+_CHAR = 0.6  # a character of a monospace font, in em
+
+
+def _table_px(panel: Panel) -> float:
+    """The width in pixels of ``panel``'s live table at size 1 (liveview.css: the table's font 0.8 em; a cell at
+    least 3.6 em plus 0.4 em of padding; a header 0.6 em of padding; the corner's axis names in 0.85 em)."""
+    texts = panel.texts()  # (R, C) what the cells print: "5.0e-04" is wider than 3.6 em
+    cols = [max([len(row[j]) for row in texts] + [0]) for j in range(panel.matrix.shape[1])]
+    cells = sum(max(3.6, _CHAR * n, _CHAR * len(str(label))) + 0.4 for n, label in zip(cols, panel.col_labels, strict=True))
+    axes = " ".join(t for t in (f"{panel.ylabel} ↓" if panel.ylabel else "", f"{panel.xlabel} →" if panel.xlabel else "")
+                    if t)
+    rows = max([0.85 * _CHAR * len(axes)] + [_CHAR * len(str(r)) for r in panel.row_labels]) + 0.6
+    return 0.8 * _PX * (cells + rows) + 2  # the table's border
+
+
+def _text_box_px(box: W.Text) -> float:
+    """A text box's width in pixels: its own width (in em) and its description beside it."""
+    width = box.layout.width or ""
+    em = float(width[:-2]) if width.endswith("em") else 24.0
+    return em * _PX + _CHAR * _PX * len(box.description or "") + 20
 
 
 def _observe(control: object, fn) -> None:
@@ -320,10 +343,10 @@ class Explorer:
 
     def _present_size(self) -> float:
         """As large as PRESENT_SIZE allows while the main heatmap still fits beside its controls."""
-        cols = self._shown.views[0].panels[0].matrix.shape[1]
         per_col = {True: PRESENT_SLIDER_PX + 4, False: 40}  # a narrow slider, or an on/off cell of 2.2em
-        controls = max([340] + [g.shape[1] * per_col[hasattr(g, "sliders")] + 110 for g in self._grids()])  # px
-        fits = (PRESENT_WIDTH_PX - controls) / (cols * 44 + 64)  # a table is about (44 per column + 64) px per em
+        controls = max([340] + [g.shape[1] * per_col[hasattr(g, "sliders")] + 110 for g in self._grids()]
+                       + [_text_box_px(c) for c in self.controls.values() if isinstance(c, W.Text)])  # px
+        fits = (PRESENT_WIDTH_PX - controls) / (1.03 * _table_px(self._shown.views[0].panels[0]))  # 3 % to spare
         return round(max(1.0, min(PRESENT_SIZE, fits)), 2)
 
     def _set_presenting(self, on: bool) -> None:
