@@ -311,6 +311,29 @@ def test_output_gate_is_o_times_the_sigmoid_and_refuses_a_gate_that_does_not_bro
         output_gate(np.ones((3, 4)), np.ones(2))
 
 
+@pytest.mark.parametrize("method", ["linear", "delta"])
+@pytest.mark.parametrize(("n", "beta", "alpha"), [(3, 1.0, 1.0), (12, 0.75, 0.9), (20, 0.3, 0.6), (9, 0.5, 1.0)])
+def test_recall_accuracy_runs_the_tasks_side_by_side_as_recall_readout_runs_each(method, n, beta, alpha):
+    """The batched accuracy equals one recall_readout per task (gated_delta_rule for "delta"), strictly nearest."""
+    right = total = 0
+    for seed in range(10):
+        K, V, latest = recall_task(n, 4, 3, np.random.default_rng(seed))
+        R = recall_readout(K, V, method, beta, alpha)  # (d_k, d_v)
+        for s in np.flatnonzero(latest >= 0):
+            dist = ((V - R[s]) ** 2).sum(axis=1)  # (n,)
+            others = np.delete(dist, latest[s])
+            right += int(others.size == 0 or dist[latest[s]] + 1e-9 * (1 + dist[latest[s]]) < others.min())
+            total += 1
+    assert recall_accuracy(n, method, beta, alpha, d_k=4, d_v=3, seeds=10) == right / total
+
+
+def test_a_readout_halfway_between_two_values_recalls_neither():
+    """Linear attention with β = 1/2 and no forgetting, one slot written twice: the readout is (v1 + v2) / 2, as near
+    to one as to the other in exact arithmetic; which one float rounding favours must not decide."""
+    assert recall_accuracy(2, "linear", 0.5, 1.0, d_k=1, d_v=3, seeds=20) == 0.0
+    assert recall_accuracy(2, "delta", 0.5, 1.0, d_k=1, d_v=3, seeds=20) > 0.5  # v1 / 4 + v2 / 2: no tie, mostly v2
+
+
 def test_with_overlapping_keys_and_no_updates_both_recall_everything_while_n_is_small():
     from helpers.modern import overlap_recall_accuracy
 
