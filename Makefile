@@ -140,7 +140,7 @@ $(AXE):
 axe: $(AXE)
 
 test-ui: $(STAMP) $(AXE)
-	$(ONE_THREAD) $(BIN)/python -m pytest -m ui -n auto --dist loadgroup tests/ui
+	$(ONE_THREAD) $(BIN)/python -m pytest -m ui tests/ui
 
 # A real JupyterHub on loopback ports, as root (students are system users the tests make and remove).
 test-hub: $(STAMP) $(HUB_STAMP) $(PROXY)

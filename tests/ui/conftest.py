@@ -65,16 +65,6 @@ def _server_order(item: pytest.Item) -> tuple[int, str] | None:
     return list(lab.CLIENTS).index(params["lab_server"]), str(params.get("ran", ""))
 
 
-def pytest_itemcollected(item: pytest.Item) -> None:
-    """With pytest-xdist (`make test-ui` runs two workers), the tests of one server (a client: ``lab`` or
-    ``notebook``) go to one worker, and so do the tests of each other module (Voilà, the exports, the replay):
-    each server starts once, and the two clients' runs go side by side (about a third off the wall time on
-    2 cores). Added as each item is collected: xdist reads the marks in its own collection hook."""
-    params = item.callspec.params if hasattr(item, "callspec") else {}
-    group = params.get("lab_server") or item.module.__name__
-    item.add_marker(pytest.mark.xdist_group(group))
-
-
 @pytest.hookimpl(trylast=True)  # after pytest's own reordering, whose order it keeps within a group
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The tests that take a server, client by client and within a client notebook by notebook: one
