@@ -42,7 +42,7 @@ help:
 	@echo "make present      the classroom view (Voila: prose, figures, live explorers, no code) on http://127.0.0.1:$(PRESENT_PORT)"
 	@echo "make html         the lessons as HTML pages in html/ that work offline (formulas included), answers closed"
 	@echo "make test         helpers, worked examples, every notebook under strict nbval, ruff, then make test-simd"
-	@echo "make test-simd    every notebook under strict nbval again on narrower SIMD kernels (AVX2, SSE)"
+	@echo "make test-simd    every notebook under strict nbval again on narrower SIMD kernels (AVX2; test-lowest: SSE)"
 	@echo "make test-ui      browser tests in headless Chromium, axe-core's accessibility checks included (needs chromium and npm; see README)"
 	@echo "make test-hub     a real JupyterHub: logins, copies, a slider in 02, restarts, the link (as root)"
 	@echo "make test-lowest  make test's tests with the lowest versions pyproject.toml allows (in $(LOWEST))"
@@ -120,14 +120,16 @@ test: $(STAMP)
 # NumPy and OpenBLAS pick their kernels by CPU, so last digits can differ between machines. Run every
 # notebook again with this CPU's widest kernels switched off (AVX-512, then AVX2), as an older CPU would.
 test-simd: $(STAMP)
-	env -u MPLBACKEND $(ONE_THREAD) $(BIN)/python tests/tools/simd.py -- $(BIN)/python -m pytest -q -m "not ui" $(PARALLEL) $(NBVAL) notebooks
+	env -u MPLBACKEND $(ONE_THREAD) $(BIN)/python tests/tools/simd.py --pass first -- $(BIN)/python -m pytest -q -m "not ui" $(PARALLEL) $(NBVAL) notebooks
 
-# The versions we claim are the versions we test: uv installs the lowest versions pyproject.toml allows.
+# The versions we claim are the versions we test: uv installs the lowest versions pyproject.toml allows. Its tests run
+# on the narrowest SIMD kernels (test-simd runs the next tier), so that make test + test-lowest cover every tier.
 test-lowest:
 	$(PYTHON) -m venv $(LOWEST)
 	$(LOWEST)/bin/python -m pip install --quiet uv
 	$(LOWEST)/bin/uv pip install --quiet --python $(LOWEST)/bin/python --resolution lowest-direct -e '.[test]'
-	env -u MPLBACKEND $(ONE_THREAD) $(LOWEST)/bin/python -m pytest -m "not ui" $(PARALLEL) $(NBVAL) tests notebooks
+	env -u MPLBACKEND $(ONE_THREAD) $(LOWEST)/bin/python tests/tools/simd.py --pass last -- \
+		$(LOWEST)/bin/python -m pytest -m "not ui" $(PARALLEL) $(NBVAL) tests notebooks
 
 # axe-core (npm) for the browser tests' accessibility checks, in .axe/ (ignored by git), never globally.
 AXE := .axe/node_modules/axe-core/axe.min.js

@@ -16,8 +16,11 @@ NumPy's switch is ``NPY_DISABLE_CPU_FEATURES`` (the names of its dispatch target
 ``OPENBLAS_CORETYPE`` is already set in the environment (some machines set it because older OpenBLAS
 builds misbehave on their processor), it is left alone.
 
-Usage: ``python tests/tools/simd.py -- pytest --nbval ... notebooks``; it stops at the first failing pass.
-With nothing narrower to try, it says so and exits 0 without running the command (the first pass ran it).
+Usage: ``python tests/tools/simd.py [--pass first|last] -- pytest --nbval ... notebooks``; it stops at the first
+failing pass. ``--pass first`` runs only the first of those passes (``make test-simd``: on an AVX-512 CPU the
+AVX2 tier), ``--pass last`` only the narrowest (``make test-lowest`` runs its tests there, so CI covers every
+tier with one pass fewer). With nothing narrower to try, it says so and exits 0 without running the command
+(the first pass ran it).
 """
 
 from __future__ import annotations
@@ -56,11 +59,17 @@ def features_in_child(env: dict[str, str], names: list[str]) -> dict[str, bool]:
 
 
 def main(argv: list[str]) -> int:
+    usage = "usage: python tests/tools/simd.py [--pass first|last] -- COMMAND [ARGS...]"
     if "--" not in argv or argv.index("--") == len(argv) - 1:
-        print("usage: python tests/tools/simd.py -- COMMAND [ARGS...]", file=sys.stderr)
+        print(usage, file=sys.stderr)
         return 2
-    command = argv[argv.index("--") + 1:]
+    command, options = argv[argv.index("--") + 1:], argv[:argv.index("--")]
+    if options not in ([], ["--pass", "first"], ["--pass", "last"]):
+        print(f"{usage}\ngot options {options}", file=sys.stderr)
+        return 2
     passes = narrower()
+    if options:
+        passes = passes[:1] if options[1] == "first" else passes[-1:]
     if not passes:
         print(f"== SIMD pass: NumPy {np.__version__} dispatches nothing wider than its baseline on this CPU; "
               "nothing narrower to try, skipped")
