@@ -65,11 +65,22 @@ def _server_order(item: pytest.Item) -> tuple[int, str] | None:
     return list(lab.CLIENTS).index(params["lab_server"]), str(params.get("ran", ""))
 
 
+def _other_client_lesson(item: pytest.Item) -> bool:
+    """A test of a lesson in Notebook 7 that only JupyterLab runs (lab.in_every_client)."""
+    params = item.callspec.params if hasattr(item, "callspec") else {}
+    return params.get("lab_server") == "notebook" and "ran" in params and not lab.in_every_client(Path(params["ran"]))
+
+
 @pytest.hookimpl(trylast=True)  # after pytest's own reordering, whose order it keeps within a group
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The tests that take a server, client by client and within a client notebook by notebook: one
     server start per client and one run per notebook and client. (Pytest's own order alternates the
-    clients, as it groups by notebook as much as by client.) Other tests keep their places."""
+    clients, as it groups by notebook as much as by client.) Other tests keep their places. Notebook 7 runs the
+    lessons of lab.EVERY_CLIENT (all of them with ATTN_UI_ALL=1); the others are deselected."""
+    dropped = [item for item in items if _other_client_lesson(item)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if not _other_client_lesson(item)]
     slots = [i for i, item in enumerate(items) if _server_order(item) is not None]
     ordered = sorted((items[i] for i in slots), key=_server_order)  # stable
     for i, item in zip(slots, ordered, strict=True):

@@ -44,6 +44,20 @@ REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = Path(os.environ.get("ATTN_UI_NOTEBOOKS", REPO / "notebooks")).resolve()
 # What `make lab` / `make notebook` put on JUPYTER_CONFIG_PATH: labconfig/default_setting_overrides.json
 # stops Notebook 7's command-mode arrow-key shortcuts from taking the keys of a focused slider.
+# Notebook 7 and the classroom view (Voilà) share JupyterLab's notebook, widgets and explorers; what differs is their
+# page (shortcuts, layout, template). CI runs every lesson in JupyterLab and these lessons in the other two, one per
+# kind of control: 00 (a slider, the first page), 02 (matrix sliders on tabs), 06 (on/off mask cells), 12 (a text
+# box and sliders), 13 (dropdowns and on/off heads, a 64 × 64 table). Every lesson in all three took about 4 minutes
+# more; ATTN_UI_ALL=1 runs them all (`ATTN_UI_ALL=1 make test-ui`, before a release).
+EVERY_CLIENT = ("00-", "02-", "06-", "12-", "13-")
+ALL_LESSONS_EVERYWHERE = os.environ.get("ATTN_UI_ALL") == "1"
+
+
+def in_every_client(notebook: Path) -> bool:
+    """Whether Notebook 7 and Voilà run this lesson too (every lesson with ATTN_UI_ALL=1)."""
+    return ALL_LESSONS_EVERYWHERE or notebook.name.startswith(EVERY_CLIENT)
+
+
 # ATTN_UI_JUPYTER_CONFIG_PATH=/some/empty/dir serves without it (a check that the tests catch its absence).
 JUPYTER_CONFIG = Path(os.environ.get("ATTN_UI_JUPYTER_CONFIG_PATH", REPO / "jupyter-config")).resolve()
 
@@ -388,12 +402,18 @@ def _menu(page, menu: str, command: str) -> None:
     page.locator(f'.lm-Menu-item[data-command="{command}"]').click()
 
 
+# How often a wait re-checks the page while a notebook runs: Playwright's default re-checks at every animation
+# frame, 60 times a second, and these checks walk every cell and output: that took the CPU the kernel and the
+# page's own rendering needed (a run of every lesson in both clients: RUN_S_BEFORE s -> RUN_S_AFTER s).
+POLL_MS = 100
+
+
 def run_all(page, timeout_ms: int = 4 * TIMEOUT_MS) -> dict:
     """Clear every output, then Run > Run All Cells; wait until the run has finished or stopped on an error."""
     _menu(page, "Edit", "editmenu:clear-all")
     page.wait_for_function(
         "() => !document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output')",
-        timeout=TIMEOUT_MS,
+        timeout=TIMEOUT_MS, polling=POLL_MS,
     )
     _menu(page, "Run", "runmenu:run-all")
     try:
@@ -402,7 +422,7 @@ def run_all(page, timeout_ms: int = 4 * TIMEOUT_MS) -> dict:
               const s = ({_JS_RUN_STATE})();
               return s.status === 'idle' && s.running === 0 && (s.pending === 0 || s.errors > 0);
             }}""",
-            timeout=timeout_ms,
+            timeout=timeout_ms, polling=POLL_MS,
         )
     except Exception as err:
         raise TimeoutError(
@@ -413,7 +433,7 @@ def run_all(page, timeout_ms: int = 4 * TIMEOUT_MS) -> dict:
         page.wait_for_function(
             "() => ![...document.querySelectorAll('.jp-OutputArea-output')].some("
             "o => /Loading widget\\.\\.\\./.test(o.textContent))",
-            timeout=TIMEOUT_MS,
+            timeout=TIMEOUT_MS, polling=POLL_MS,
         )
     except Exception:  # noqa: BLE001 - reported by problems()
         pass
@@ -537,7 +557,8 @@ def problems(page) -> list[str]:
 def wait_heatmaps_loaded(page, timeout_ms: int = TIMEOUT_MS) -> None:
     """Wait until every .attn-heatmap shows its tables (problems() reports one that never does)."""
     try:
-        page.wait_for_function(f"() => ({_JS_HEATMAPS})().every(h => h.tables > 0)", timeout=timeout_ms)
+        page.wait_for_function(f"() => ({_JS_HEATMAPS})().every(h => h.tables > 0)", timeout=timeout_ms,
+                               polling=POLL_MS)
     except Exception:  # noqa: BLE001 - reported by problems()
         pass
 

@@ -1,7 +1,8 @@
 """Every notebook runs clean in JupyterLab and in Jupyter Notebook 7, and every explorer answers a slider
 move correctly in both.
 
-For each client (test ids `lab`, `notebook`) and each lesson under notebooks/ (found by glob; not the worked
+For each client (test ids `lab`, `notebook`) and each lesson under notebooks/ (found by glob; in Notebook 7 the
+lessons of lab.EVERY_CLIENT, one per kind of control, or every lesson with ATTN_UI_ALL=1; not the worked
 solutions: they are the lessons' code with the blanks filled and no explorer, run under strict nbval by make test;
 running them here again cost about 2 minutes of CI), in headless Chromium: Edit > Clear Outputs of All Cells, Run > Run All Cells, wait for the
 kernel, then

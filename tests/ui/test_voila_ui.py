@@ -15,8 +15,9 @@ notebooks/, in headless Chromium:
   its kernels are gone after stop();
 - the Makefile's `present` target runs Voilà with PRESENT_ARGS and PRESENT_ENV;
 - solutions/' own file list (/voila/tree/solutions, typed by hand) answers 404 and names no solution;
-- accessibility: axe-core (WCAG 2.1 A and AA) finds nothing on every lesson's page (the classroom view is all
-  ours: template, prose, figures, explorers), each opened at its address and its explorers drawn;
+- accessibility: axe-core (WCAG 2.1 A and AA) finds nothing on the pages of the lessons lab.EVERY_CLIENT names
+  (every lesson with ATTN_UI_ALL=1; the classroom view is all ours: template, prose, figures, explorers), each
+  opened at its address and its explorers drawn;
 - JupyterLab's own Voilà (the server extension, /voila/render/ of `make lab`, in lab.LabServer): a page
   loads nothing from another machine, typesets its formulas, keeps answers closed, and solutions/' page
   and file list answer 404.
@@ -401,8 +402,9 @@ def test_answers_stay_closed_until_clicked(shown):
     summary.click()  # closed again, for the tests after this one
 
 
-# Every lesson's page, once each (`shown`, 00 and 02 included: the tests above use those two).
-@pytest.mark.parametrize("shown", [p.name for p in LESSONS], indirect=True)
+# The pages of lab.EVERY_CLIENT (every lesson with ATTN_UI_ALL=1), once each (`shown`, 00 and 02 included: the tests
+# above use those two). Every lesson's content is also checked by axe in JupyterLab and on its exported page.
+@pytest.mark.parametrize("shown", [p.name for p in LESSONS if lab.in_every_client(p)], indirect=True)
 def test_axe_finds_nothing_in_the_classroom_view(shown):
     """WCAG 2.1 A and AA, by axe-core: every control named, every figure described, contrast, structure."""
     notebook, page = shown
