@@ -397,11 +397,12 @@ def recall_accuracy(n: int, method: str, beta: float = 1.0, alpha: float = 1.0, 
         decay = beta * alpha ** np.arange(K.shape[1] - 1, -1, -1.0)  # (n,)
         S = np.einsum("t,btv,btk->bvk", decay, V, K)  # (B, d_v, d_k) one state per task
     else:  # S ← α S (I − β k kᵀ) + β v kᵀ, as gated_delta_rule, one token at a time
+        rows = K[:, :, None, :]  # (B, n, 1, d_k) each key as a row
+        writes = beta * V[:, :, :, None] * rows  # (B, n, d_v, d_k) every β v kᵀ at once
         S = np.zeros((K.shape[0], V.shape[2], K.shape[2]))  # (B, d_v, d_k) one state per task
         for t in range(K.shape[1]):
-            k, v = K[:, t], V[:, t]  # (B, d_k), (B, d_v)
-            Sk = np.einsum("bvk,bk->bv", S, k)  # (B, d_v)
-            S = alpha * (S - beta * Sk[:, :, None] * k[:, None, :]) + beta * v[:, :, None] * k[:, None, :]
+            Sk = (S * rows[:, t]).sum(axis=-1, keepdims=True)  # (B, d_v, 1) = S k
+            S = alpha * (S - beta * Sk * rows[:, t]) + writes[:, t]
     R = S.transpose(0, 2, 1)  # (B, d_k, d_v) row s = S e_s
     dist = ((V[:, None, :, :] - R[:, :, None, :]) ** 2).sum(axis=-1)  # (B, d_k, n) each slot's readout to every value
     own = np.take_along_axis(dist, np.maximum(latest, 0)[..., None], axis=-1)[..., 0]  # (B, d_k) to its latest value
