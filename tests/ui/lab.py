@@ -170,9 +170,11 @@ def _children(pid: int) -> list[int]:
     return kids
 
 
+# the notebook's windowing mode (LabServer's `windowing`): "none" in the tests, so that every cell is attached and
+# drawn and off-screen outputs can be checked; JupyterLab's own default, "contentVisibility", lets the browser
+# skip drawing off-screen cells
+_WINDOWING = "@jupyterlab/notebook-extension/tracker.jupyterlab-settings"
 _USER_SETTINGS = {
-    # every cell attached to the DOM, so off-screen outputs render and can be checked
-    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
     # no news/update toasts over the notebook
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
         "fetchNews": "false",
@@ -188,11 +190,16 @@ c.LabApp.check_for_updates_class = "jupyterlab.handlers.announcements.NeverCheck
 
 class LabServer:
     """JupyterLab or Notebook 7 (``client``) serving a temporary copy of ``notebooks``; use as a context
-    manager or call stop()."""
+    manager or call stop(). ``windowing``: the notebook's windowing mode ("none": every cell drawn, as the
+    tests need; None: JupyterLab's own default, as a student has it, which the latency benchmark measures)."""
 
-    def __init__(self, notebooks: Path = NOTEBOOKS, python: str = sys.executable, client: str = "lab"):
+    def __init__(self, notebooks: Path = NOTEBOOKS, python: str = sys.executable, client: str = "lab",
+                 windowing: str | None = "none"):
         if client not in CLIENTS:
             raise ValueError(f"client must be one of {sorted(CLIENTS)}, got {client!r}")
+        if windowing not in (None, "none", "defer", "full", "contentVisibility"):
+            raise ValueError(f"windowing must be None or a JupyterLab windowingMode, got {windowing!r}")
+        self.windowing = windowing
         self.notebooks_src = Path(notebooks)
         self.python = python
         self.client = client
@@ -248,7 +255,10 @@ class LabServer:
             (self.tmp / "config" / "labconfig").mkdir()
             page_config = {"disabledExtensions": {e: True for e in disabled}}
             (self.tmp / "config" / "labconfig" / "page_config.json").write_text(json.dumps(page_config))
-        for rel, value in _USER_SETTINGS.items():
+        settings = dict(_USER_SETTINGS)
+        if self.windowing is not None:
+            settings[_WINDOWING] = {"windowingMode": self.windowing}
+        for rel, value in settings.items():
             path = self.tmp / "lab-settings" / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(value))
@@ -334,11 +344,12 @@ class LabServer:
 
 
 @contextmanager
-def lab_and_browser(notebooks: Path = NOTEBOOKS, client: str = "lab") -> Iterator[tuple[LabServer, object]]:
-    """(server, browser) for scripts; both always closed."""
+def lab_and_browser(notebooks: Path = NOTEBOOKS, client: str = "lab",
+                    windowing: str | None = "none") -> Iterator[tuple[LabServer, object]]:
+    """(server, browser) for scripts; both always closed (``windowing``: as LabServer's)."""
     from playwright.sync_api import sync_playwright
 
-    with LabServer(notebooks, client=client) as server, sync_playwright() as p:
+    with LabServer(notebooks, client=client, windowing=windowing) as server, sync_playwright() as p:
         browser = launch_browser(p)
         try:
             yield server, browser
