@@ -96,6 +96,14 @@ function nameControls(root, names) {
   for (const el of root.getElementsByClassName("attn-toggle")) pressed(el);
 }
 
+// A control that ipywidgets drew anew (an element added outside the readout and the heatmaps), not a new number
+// beside a slider (a text node) or the options of a dropdown: only then are the names set again.
+function redrawn(record) {
+  if (record.target.closest?.(".attn-readout, .attn-heatmap")) return false;
+  for (const node of record.addedNodes) if (node.nodeType === 1 && node.tagName !== "OPTION") return true;
+  return false;
+}
+
 function pressed(el) {
   const on = String(el.classList.contains("mod-active"));
   if (el.getAttribute("aria-pressed") !== on) el.setAttribute("aria-pressed", on);
@@ -130,7 +138,7 @@ function render({ model, el }) {
       let added = false;
       for (const r of records) {
         if (r.type === "attributes") { if (r.target.classList?.contains("attn-toggle")) pressed(r.target); }
-        else if (r.addedNodes.length) added = true;
+        else if (!added && redrawn(r)) added = true;
       }
       if (added) nameControls(root, model.get("names"));
     });
