@@ -723,8 +723,10 @@ def set_alt_text(fig: Figure, text: str) -> Figure:
     draws. Returns ``fig``."""
     if _check_fig(fig) is None:
         raise TypeError("fig must be a matplotlib Figure, got None")
-    if not isinstance(text, str) or not text.strip():
-        raise TypeError(f"text must be a non-empty str, got {text!r}")
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if not text.strip():
+        raise ValueError(f"text must say something, got {text!r}")
     _ALT[fig] = text
     return fig
 
