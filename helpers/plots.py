@@ -103,10 +103,12 @@ __all__ = [
     "plain_figure",
     "save_figure",
     "alt_text",
+    "set_alt_text",
     "describe_figures",
 ]
 
 _HEATMAPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Axes -> the Heatmap drawn on it
+_ALT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Figure -> the text alternative its maker computed
 DPI = 100  # inline figures; make images saves at 2 * DPI (sharp on HiDPI screens)
 # MAX_INCHES (a side of a figure) and MAX_CELLS (values printed in one figure) live in helpers.validate
 
@@ -697,8 +699,11 @@ def _axes_of(fig: Figure | SubFigure) -> list:
 
 def alt_text(fig: Figure) -> str:
     """A short text alternative of ``fig``, from what it draws: each heatmap's title and largest printed numbers,
-    each other chart's title, axes and lines. Never hand-written, so it cannot go stale."""
+    each other chart's title, axes and lines. Never hand-written, so it cannot go stale. A figure whose maker
+    gave it its own description (``set_alt_text``, computed from the values it draws) gets that one."""
     _check_fig(fig)
+    if fig in _ALT:
+        return _ALT[fig]
     parts = []
     heatmaps = [a for a in _axes_of(fig) if a in _HEATMAPS]
     rows_shown = 4 if len(heatmaps) == 1 else 3 if len(heatmaps) == 2 else 2 if len(heatmaps) <= 4 else 1
@@ -710,6 +715,20 @@ def alt_text(fig: Figure) -> str:
     n = len(parts)
     head = f"Figure{': ' + title if title else ''} ({n} panel{'s' if n != 1 else ''})" if n != 1 or title else "Figure"
     return head + ". " + ". ".join(parts) + "." if parts else head + "."
+
+
+def set_alt_text(fig: Figure, text: str) -> Figure:
+    """Give ``fig`` its own text alternative (what ``alt_text`` returns), for a one-off figure whose maker can say
+    what it shows better than the generic description of its axes; the maker computes ``text`` from the values it
+    draws. Returns ``fig``."""
+    if _check_fig(fig) is None:
+        raise TypeError("fig must be a matplotlib Figure, got None")
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if not text.strip():
+        raise ValueError(f"text must say something, got {text!r}")
+    _ALT[fig] = text
+    return fig
 
 
 def _png_with_description(printer: Callable) -> Callable:

@@ -109,6 +109,11 @@ def test_alt_text_reads_what_the_figure_draws():
     ax.plot([8, 16, 32], [1.0, 4.0, 16.0], label="attention")
     ax.set(title="time", xlabel="T", ylabel="ms")
     assert plots.alt_text(fig) == "Figure. time: ms against T; 1 line (attention), x from 8 to 32."
+    assert plots.set_alt_text(fig, "timings of attention") is fig and plots.alt_text(fig) == "timings of attention"
+    with pytest.raises(ValueError, match="text must say something"):
+        plots.set_alt_text(fig, " ")
+    with pytest.raises(TypeError, match="text must be a str, got int"):
+        plots.set_alt_text(fig, 3)
     plt.close("all")
 
 

@@ -250,7 +250,8 @@ def test_the_residual_stream_figure():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from helpers.figures.nb11 import plot_residual_stream
+    from helpers import plots
+    from helpers.figures.nb11 import plot_residual_stream, stream_holds
 
     probe = default_probe(T, N)
     f = forward(designed_params(T, N), probe)
@@ -259,6 +260,18 @@ def test_the_residual_stream_figure():
                                row_labels=labels(probe, N), col_labels=cols)
     assert len(fig.axes) == 4  # three streams and the colour bar
     assert [t.get_text() for t in fig.axes[0].texts] == ["token", "position", "previous", "output"]
+    alt = plots.alt_text(fig)  # the figure's own description, from the values it draws
+    assert alt.startswith("Figure (3 panels): the residual stream")
+    assert "x1: token block as above; position block as above; previous block F holds 20, C holds 25, " in alt
+    assert alt.endswith("output block A holds 33, F holds 30, C holds 32, E holds 28, A holds 33, F holds 30 "
+                        "(the other rows empty).")
     plt.close(fig)
+    tok = labels(probe, N, positions=True)
+    feats = [*"ABCDEFGH^", *(str(p) for p in range(1, T + 1)), *"ABCDEFGH", *"ABCDEFGH"]
+    prev = stream_holds(f.x1, blocks(T, N)["previous"], row_labels=tok, col_labels=feats)
+    assert prev.startswith("F₃ holds A, C₄ holds F, ") and prev.endswith("F₁₁ holds A (the other rows empty)")
+    assert stream_holds(f.x0, blocks(T, N)["output"], row_labels=tok, col_labels=feats) == "empty (every value below 0.01)"
+    with pytest.raises(ValueError, match="block must be a slice of the stream's 36 features"):
+        stream_holds(f.x0, slice(30, 40), row_labels=tok, col_labels=feats)
     with pytest.raises(ValueError, match="consecutive slices covering the 36 features"):
         plot_residual_stream([f.x0], ["x0"], {"token": slice(0, 9)}, row_labels=labels(probe, N), col_labels=cols)

@@ -13,10 +13,53 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
 from helpers.panels import CMAP
-from helpers.plots import new_figure
+from helpers.plots import new_figure, set_alt_text
 from helpers.validate import MAX_INCHES, check_labels, check_matrix, check_titles, refuse_nonfinite
 
-__all__ = ["plot_residual_stream"]
+__all__ = ["plot_residual_stream", "stream_holds", "describe_residual_stream"]
+
+HOLDS = 0.5  # a row "holds" a feature whose value is at least this (the colour scale runs 0..1)
+EMPTY = 0.01  # a block is "empty" where every value is below this
+
+
+def stream_holds(stream: object, block: slice, *, row_labels: Sequence[str], col_labels: Sequence[str]) -> str:
+    """Which feature of ``block`` each row of the stream (T, d) holds (value >= HOLDS), in words:
+    "F₃ holds A, C₄ holds F, ..." ("empty" where every value of the block is below EMPTY)."""
+    x = check_matrix(stream, "stream", one_row=True).astype(np.float64)              # (T, d)
+    T, d = x.shape
+    if not isinstance(block, slice) or not 0 <= (block.start or 0) < (d if block.stop is None else block.stop) <= d:
+        raise ValueError(f"block must be a slice of the stream's {d} features, got {block!r}")
+    rows = check_labels(row_labels, T, "row_labels", against=f"the stream has {T} rows")
+    cols = check_labels(col_labels, d, "col_labels", against=f"the stream has {d} features")[block]
+    m = x[:, block]                                                                    # (T, block width)
+    if m.size == 0 or np.abs(m).max() < EMPTY:
+        return f"empty (every value below {EMPTY:g})"
+    top = m.argmax(axis=1)                                                             # (T,) each row's largest
+    holds = m[np.arange(T), top] >= HOLDS                                              # (T,)
+    held = [f"{rows[i]} holds {cols[j]}" + ("" if m[i, j] >= 0.995 else f" ({m[i, j]:.2f})")
+            for i, j in enumerate(top) if holds[i]]
+    if not held:
+        return f"no value reaches {HOLDS:g} (largest {m.max():.2f})"
+    rest = np.abs(m[~holds]).max() if (~holds).any() else None
+    if rest is None:
+        return ", ".join(held)
+    return ", ".join(held) + (" (the other rows empty)" if rest < EMPTY else f" (no other row reaches {HOLDS:g})")
+
+
+def describe_residual_stream(streams: Sequence[np.ndarray], titles: Sequence[str], blocks: Mapping[str, slice], *,
+                             row_labels: Sequence[str], col_labels: Sequence[str]) -> str:
+    """The figure of ``plot_residual_stream`` in words (its alt text), from the same values: for each stage and
+    block, which row holds which feature (``stream_holds``), "as above" where a block reads as in the stage above."""
+    parts, before = [], {}
+    for m, title in zip(streams, titles, strict=True):
+        said = {name: stream_holds(m, s, row_labels=row_labels, col_labels=col_labels) for name, s in blocks.items()}
+        parts.append(f"{title}: " + "; ".join(f"{name} block " + ("as above" if before.get(name) == text else text)
+                                              for name, text in said.items()))
+        before = said
+    n = len(parts)
+    return (f"Figure ({n} panel{'s' if n != 1 else ''}): the residual stream, one row per position, its features in "
+            f"blocks {', '.join(blocks)}; a row holds a feature where its value is at least {HOLDS:g} (colour scale "
+            f"0 to 1). " + ". ".join(parts) + ".")
 
 
 def plot_residual_stream(
@@ -71,4 +114,5 @@ def plot_residual_stream(
     cbar.ax.tick_params(labelsize=7)
     if suptitle:
         fig.suptitle(suptitle, fontsize=10)
-    return fig
+    text = describe_residual_stream(data, titles, dict(spans), row_labels=rows, col_labels=cols)
+    return set_alt_text(fig, f"{suptitle}. {text}" if suptitle else text)
