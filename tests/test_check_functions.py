@@ -1,0 +1,95 @@
+"""The Build exercises' engine (helpers.checks.functions): every kind of student mistake gets its own sentence."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from helpers.attention import softmax
+from helpers.checks import NOT_ANSWERED
+from helpers.checks.functions import Case, Spec, check_function, explain
+
+
+def _attend(X):
+    return softmax(X @ X.T / np.sqrt(X.shape[1])) @ X  # (T, T) @ (T, d) -> (T, d)
+
+
+SPEC = Spec(
+    name="attend",
+    reference=_attend,
+    cases=[Case("X of shape (3, 2)", (np.arange(6.0).reshape(3, 2) / 4,)),
+           Case("X of shape (1, 4): one token", (np.ones((1, 4)),)),
+           Case("X of shape (5, 3)", (np.random.default_rng(0).standard_normal((5, 3)),))],
+    mistakes={"not scaled": lambda X: softmax(X @ X.T) @ X,
+              "softmax over the wrong axis": lambda X: softmax(X @ X.T / np.sqrt(X.shape[1]), axis=0) @ X},
+    hint="Hint: three lines.",
+)
+
+
+def run(fn, capsys):
+    capsys.readouterr()
+    v = check_function(fn, SPEC)
+    return v, capsys.readouterr().out
+
+
+def test_right_function_passes(capsys):
+    v, out = run(_attend, capsys)
+    assert v and out.startswith("✅ attend: correct on all 3 inputs")
+
+
+@pytest.mark.parametrize("fn", [None, ..., lambda X: None])
+def test_unanswered(fn, capsys):
+    v, out = run(fn, capsys)
+    assert not v and NOT_ANSWERED in out and "Hint: three lines." in out
+
+
+def test_named_mistakes_and_the_input(capsys):
+    v, out = run(SPEC.mistakes["not scaled"], capsys)
+    assert not v and "on X of shape (3, 2): not scaled" in out
+    v, out = run(lambda X: softmax(X @ X.T / np.sqrt(X.shape[1]), axis=0) @ X, capsys)
+    assert not v and "softmax over the wrong axis" in out
+
+
+def test_only_the_running_shape(capsys):
+    def fixed(X):
+        return _attend(X) if X.shape == (3, 2) else np.zeros((3, 2))
+
+    v, out = run(fixed, capsys)
+    assert not v and "on X of shape (1, 4): one token: your output has shape (3, 2), expected (1, 4)" in out
+
+
+def test_exception_names_the_students_line(capsys):
+    def broken(X):
+        S = X @ X  # (T, d) @ (T, d): fails unless square
+        return S
+
+    v, out = run(broken, capsys)
+    assert not v and "raised ValueError" in out and "line 2 of your function: `S = X @ X" in out
+
+
+def test_list_nan_mutation_and_not_callable(capsys):
+    assert "return a NumPy array" in run(lambda X: _attend(X).tolist(), capsys)[1]
+    assert "holds NaN" in run(lambda X: _attend(X) * np.nan, capsys)[1]
+
+    def mutating(X):
+        X /= 2
+        return _attend(X * 2)
+
+    assert "changed its input X in place" in run(mutating, capsys)[1]
+    assert "pass your function itself" in run(np.ones(3), capsys)[1]
+
+
+def test_explain_for_a_live_view():
+    X = np.eye(3)
+    ok = explain(_attend, SPEC, (X,))
+    assert ok.ok and ok.value.shape == (3, 3)
+    wrong = explain(SPEC.mistakes["not scaled"], SPEC, (X,))
+    assert wrong.problem == "not scaled" and wrong.value.shape == (3, 3)
+
+
+def test_tuple_outputs():
+    spec = Spec(name="pair", reference=lambda a: (a + 1, a * 2), outputs=("plus", "times"),
+                cases=[Case("a = [1, 2]", (np.array([1.0, 2.0]),))])
+    assert explain(lambda a: (a + 1, a * 2), spec, (np.ones(2),)).ok
+    assert "return 2 things, (plus, times)" in explain(lambda a: a + 1, spec, (np.ones(2),)).problem
+    assert explain(lambda a: (a + 1, a * 3), spec, (np.ones(2),)).problem.startswith("times: the largest difference")
