@@ -432,12 +432,12 @@ class Explorer:
         lo, hi = limits(finite, "values")  # one fixed scale for both: their colours compare cell by cell
         rows, cols = self.yours_labels(want2.shape)
         panels = [Panel(want2, f"reference {name}", rows, cols, kind="values", vmin=lo, vmax=hi,
-                        xlabel="", ylabel="", color_bar_label="output (one scale for both)")]
+                        color_bar_label="output (one scale for both)")]
         n_diff = 0 if marked is None else int(marked.sum())
         if mine is not None:
             r, c = self.yours_labels(mine.shape) if mine.shape != want2.shape else (rows, cols)
             title = f"your {name}" + (f": {n_diff} cell{'s' * (n_diff != 1)} differ" if n_diff else "")
-            panels.append(Panel(mine, title, r, c, kind="values", vmin=lo, vmax=hi, xlabel="", ylabel="",
+            panels.append(Panel(mine, title, r, c, kind="values", vmin=lo, vmax=hi,
                                 color_bar_label="output (one scale for both)", marked=marked))
         if problem is None:
             line = f"✅ your {name} gives the same output as the reference here."
