@@ -393,12 +393,13 @@ class Explorer:
         """The student's arguments for these control values (the same inputs the reference gets)."""
         raise NotImplementedError
 
-    def yours_outcome(self, args: tuple) -> tuple[np.ndarray, object, str | None, float, float]:
+    def yours_outcome(self, values: dict) -> tuple[np.ndarray, object, str | None, float, float]:
         """(the reference's output, the student's output or None, the check's sentence or None when right, rtol,
-        atol): the Build check's own engine on these arguments (``helpers.checks.functions.explain``)."""
+        atol) for these control values: the Build check's own engine (``helpers.checks.functions.explain``) on the
+        arguments ``yours_args`` gives."""
         from helpers.checks.functions import explain
 
-        spec = self.yours_spec()
+        spec, args = self.yours_spec(), self.yours_args(values)
         outcome = explain(self.yours, spec, args)
         with np.errstate(all="ignore"):
             want = spec.reference(*args)
@@ -406,17 +407,26 @@ class Explorer:
         got = None if outcome.value is None else first(outcome.value)
         return np.asarray(first(want), dtype=np.float64), got, outcome.problem, spec.rtol, spec.atol
 
-    def yours_labels(self, shape: tuple[int, int]) -> tuple[list[str] | None, list[str] | None]:
-        """Row and column labels of a (R, C) output panel: the explorer's tokens on the rows when R matches."""
+    def yours_name(self) -> str:
+        """The student's function's name, as the check says it ("attend")."""
+        return self.yours_spec().name
+
+    def yours_axes(self, shape: tuple[int, int]) -> dict:
+        """Labels of an (R, C) output panel (``Panel`` keywords): the explorer's tokens on the rows when R matches,
+        the features 1 .. C on the columns."""
         tokens = getattr(self, "tokens", None)
         rows = list(tokens) if tokens is not None and len(tokens) == shape[0] else None
-        return rows, [str(j + 1) for j in range(shape[1])]
+        return {"row_labels": rows, "col_labels": [str(j + 1) for j in range(shape[1])]}
+
+    def yours_title(self, name: str) -> str:
+        """The title of the View of the student's output beside the reference's."""
+        return f"your {name} beside the reference, on the same inputs"
 
     def _with_yours(self, shown: Shown, values: dict) -> Shown:
         """``shown`` with the student's output beside the reference's (a View after the main one), the differing
         cells marked, and the verdict in the readout (the check's sentence) and in data-state."""
-        name = self.yours_spec().name
-        want, got, problem, rtol, atol = self.yours_outcome(self.yours_args(values))
+        name = self.yours_name()
+        want, got, problem, rtol, atol = self.yours_outcome(values)
         want2 = want.reshape(1, -1) if want.ndim < 2 else want  # (R, C) one row for a vector
         mine, marked = None, None
         if got is not None:
@@ -430,15 +440,14 @@ class Explorer:
         both = [want2] if mine is None else [want2, mine]
         finite = np.concatenate([m[np.isfinite(m)] for m in both])
         lo, hi = limits(finite, "values")  # one fixed scale for both: their colours compare cell by cell
-        rows, cols = self.yours_labels(want2.shape)
-        panels = [Panel(want2, f"reference {name}", rows, cols, kind="values", vmin=lo, vmax=hi,
-                        color_bar_label="output (one scale for both)")]
+        axes = self.yours_axes(want2.shape)
+        panels = [Panel(want2, f"reference {name}", kind="values", vmin=lo, vmax=hi,
+                        color_bar_label="output (one scale for both)", **axes)]
         n_diff = 0 if marked is None else int(marked.sum())
         if mine is not None:
-            r, c = self.yours_labels(mine.shape) if mine.shape != want2.shape else (rows, cols)
             title = f"your {name}" + (f": {n_diff} cell{'s' * (n_diff != 1)} differ" if n_diff else "")
-            panels.append(Panel(mine, title, r, c, kind="values", vmin=lo, vmax=hi,
-                                color_bar_label="output (one scale for both)", marked=marked))
+            panels.append(Panel(mine, title, kind="values", vmin=lo, vmax=hi, color_bar_label="output (one scale for "
+                                "both)", marked=marked, **(axes if mine.shape == want2.shape else self.yours_axes(mine.shape))))
         if problem is None:
             line = f"✅ your {name} gives the same output as the reference here."
         else:
@@ -447,7 +456,7 @@ class Explorer:
                 line += (f" ({n_diff} of {marked.size} cells differ from the reference's: outlined in your output.)"
                          if n_diff > 1 else f" (1 of {marked.size} cells differs from the reference's: outlined.)")
         self.yours_verdict = line
-        title = f"your {name} beside the reference" + ("" if mine is not None else ": no output to draw (see the readout)")
+        title = self.yours_title(name) + ("" if mine is not None else ": yours gave no output to draw (see the readout)")
         views = [shown.views[0], View(panels, title), *shown.views[1:]]
         colour = "#006400" if problem is None else "#a00000"
         box = (f'<div class="attn-yours" style="color:{colour};max-width:32em;margin-top:0.3em">'
