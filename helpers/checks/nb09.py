@@ -250,6 +250,12 @@ def _weights_not_output(K_cache, V_cache, q, k, v):
     return _row_softmax(K @ q / np.sqrt(K.shape[1])), K, V  # (t+1,) the weights, not multiplied by V
 
 
+def _max_not_subtracted(K_cache, V_cache, q, k, v):
+    K, V = _grown(K_cache, V_cache, k, v)
+    e = np.exp(K @ q / np.sqrt(K.shape[1]))  # e^s overflows to inf for s > 709.78
+    return e / e.sum() @ V, K, V  # inf / inf = nan
+
+
 def _build_cases() -> list[Case]:
     X = embeddings()  # (T=8, d=6) the running sentence
     W_q, W_k, W_v = pronoun_head()  # (6, 2) each: "it" asks for an animal, "cat" answers
@@ -268,6 +274,9 @@ def _build_cases() -> list[Case]:
         Case("t = 3: caches of shape (3, 5) and (3, 2) (d_k ≠ d_v)", token(3, 5, 2)),
         Case("t = 2: caches of shape (2, 3) and (2, 3)", token(2, 3, 3)),
         Case("t = 9: caches of shape (9, 4) and (9, 6)", token(9, 4, 6)),
+        Case("t = 3, d_k = d_v = 2, with scores above 1,000",
+             (rng.uniform(30, 40, (3, 2)), rng.standard_normal((3, 2)), rng.uniform(30, 40, 2), rng.uniform(30, 40, 2),
+              rng.standard_normal(2))),
     ]
 
 
@@ -298,10 +307,12 @@ SPEC_ATTEND_WITH_CACHE = Spec(
         "The scores q Kᵀ are one row of t + 1 numbers; take the softmax along it.": _weights_all_one,
         "this output is the attention weights (t + 1 numbers): multiply them by V_cache to get the output "
         "(d_v numbers).": _weights_not_output,
+        "exp overflowed: e^s is inf for a score s above about 709, and inf/inf is NaN. Subtract the largest score "
+        "before np.exp (03): the weights stay the same and every exponent is <= 0.": _max_not_subtracted,
     },
     hint="Hint: K_cache = np.vstack([K_cache, k]) and the same for V (now t + 1 rows); scores = K_cache @ q / √d_k "
          "(t + 1,); weights = softmax of the scores; output = weights @ V_cache; return all three.",
-    done=": the running sentence, empty caches (t = 0), t = 1 to 9, d_k ≠ d_v",
+    done=": the running sentence, empty caches (t = 0), t = 1 to 9, d_k ≠ d_v, large scores",
 )
 
 
