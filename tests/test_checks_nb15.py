@@ -42,22 +42,31 @@ def _split(M, T, h, bare):
 
 
 def block(x, params, layer, n_heads, *, ln=layer_norm, act=gelu, res1=True, res2=True, post_ln=False, mask=True,
-          bare=False, scale_by="d_head"):
+          bare=False, bare_merge=None, scale_by="d_head", mask_after=False, axis=-1, W_o=True, biases=True):
     p = {k[len(f"l{layer}."):]: v for k, v in params.items() if k.startswith(f"l{layer}.")}
     T, D = x.shape
     dh = D // n_heads
+    bare_merge = bare if bare_merge is None else bare_merge
+    if ln is None:
+        ln = lambda y, g, b: y  # noqa: E731 - no LayerNorm
 
     def attention(h):
         Q, K, V = (_split(h @ p[w], T, n_heads, bare) for w in ("W_q", "W_k", "W_v"))  # (h, T, d_head) each
-        S = Q @ K.transpose(0, 2, 1) / math.sqrt(dh if scale_by == "d_head" else D)  # (h, T, T)
-        if mask:
-            S = np.where(np.tril(np.ones((T, T), bool)), S, -np.inf)
-        P = np.exp(S - S.max(axis=-1, keepdims=True))
-        P = P / P.sum(axis=-1, keepdims=True)
+        S = Q @ K.transpose(0, 2, 1) / {"d_head": math.sqrt(dh), "d_model": math.sqrt(D), "none": 1}[scale_by]
+        causal = np.tril(np.ones((T, T), bool))
+        if mask and not mask_after:
+            S = np.where(causal, S, -np.inf)  # (h, T, T)
+        P = np.exp(S - S.max(axis=axis, keepdims=True))
+        P = P / P.sum(axis=axis, keepdims=True)
+        if mask_after:
+            P = np.where(causal, P, 0)
         O = P @ V  # (h, T, d_head)
-        return (O.reshape(T, D) if bare else O.transpose(1, 0, 2).reshape(T, D)) @ p["W_o"]
+        concat = O.reshape(T, D) if bare_merge else O.transpose(1, 0, 2).reshape(T, D)
+        return concat @ p["W_o"] if W_o else concat
 
     def mlp(h):
+        if not biases:
+            return act(h @ p["W_1"]) @ p["W_2"]
         return act(h @ p["W_1"] + p["b_1"]) @ p["W_2"] + p["b_2"]
 
     if post_ln:
@@ -69,24 +78,29 @@ def block(x, params, layer, n_heads, *, ln=layer_norm, act=gelu, res1=True, res2
     return x + m if res2 else m
 
 
-def gpt_forward(config, params, tokens, *, blk=block, pos=True, final_ln=True):
+def gpt_forward(config, params, tokens, *, blk=block, pos="slice", final_ln=True, out="W_out", layers=None,
+                same_layer=False):
     T = len(tokens)
-    x = params["tok_emb"][tokens] + (params["pos_emb"][:T] if pos else 0)  # (T, d_model)
-    for layer in range(config.n_layers):
-        x = blk(x, params, layer, config.n_heads)
+    x = params["tok_emb"][tokens]  # (T, d_model)
+    if pos == "slice":
+        x = x + params["pos_emb"][:T]
+    elif pos == "token":
+        x = x + params["pos_emb"][tokens]  # the mistake: looked up by token id
+    for layer in range(config.n_layers if layers is None else layers):
+        x = blk(x, params, 0 if same_layer else layer, config.n_heads)
     if final_ln:
         x = layer_norm(x, params["ln_f.g"], params["ln_f.b"])
-    return x @ params["W_out"]  # (T, V)
+    return x @ (params["W_out"] if out == "W_out" else params["tok_emb"].T)  # (T, V)
 
 
-def generate(config, params, prompt, n_new, *, append=True):
+def generate(config, params, prompt, n_new, *, append=True, see_self=True, pos0=False):
     """Greedy, with one K and V cache per layer (09): the prompt once, then one token per step."""
     H, dh = config.n_heads, config.d_model // config.n_heads
     caches = [(np.zeros((H, 0, dh)), np.zeros((H, 0, dh))) for _ in range(config.n_layers)]
 
     def step(tokens, start):
         t = len(tokens)
-        x = params["tok_emb"][tokens] + params["pos_emb"][start:start + t]  # (t, d_model)
+        x = params["tok_emb"][tokens] + params["pos_emb"][0 if pos0 and start else start:][:t]  # (t, d_model)
         for layer in range(config.n_layers):
             q = f"l{layer}."
             h = layer_norm(x, params[q + "ln1.g"], params[q + "ln1.b"])
@@ -94,9 +108,12 @@ def generate(config, params, prompt, n_new, *, append=True):
             K_c, V_c = np.concatenate([caches[layer][0], K], 1), np.concatenate([caches[layer][1], V], 1)
             if append or start == 0:
                 caches[layer] = (K_c, V_c)
+            if not see_self and start:
+                K_c, V_c = K_c[:, :-1], V_c[:, :-1]  # attends before its own key and value are in the cache
             n = K_c.shape[1]
             S = Q @ K_c.transpose(0, 2, 1) / math.sqrt(dh)  # (h, t, n)
-            S = np.where(np.arange(n)[None, :] <= n - t + np.arange(t)[:, None], S, -np.inf)
+            if see_self or not start:
+                S = np.where(np.arange(n)[None, :] <= n - t + np.arange(t)[:, None], S, -np.inf)
             P = np.exp(S - S.max(axis=-1, keepdims=True))
             P = P / P.sum(axis=-1, keepdims=True)
             x = x + (P @ V_c).transpose(1, 0, 2).reshape(t, -1) @ params[q + "W_o"]
@@ -113,10 +130,11 @@ def generate(config, params, prompt, n_new, *, append=True):
     return np.array(out)
 
 
-def generate_recomputing(config, params, prompt, n_new):
+def generate_recomputing(config, params, prompt, n_new, *, fwd=None, row=-1):
+    fwd = fwd or gpt_forward
     out = list(prompt)
     for _ in range(n_new):
-        out.append(int(np.argmax(gpt_forward(config, params, np.array(out))[-1])))
+        out.append(int(np.argmax(fwd(config, params, np.array(out))[row])))
     return np.array(out)
 
 
@@ -182,6 +200,8 @@ MISTAKES = [
      "gain and bias are swapped"),
     ("layer_norm", lambda x, g, b: (x - x.mean(-1, keepdims=True)) / (x.var(-1, keepdims=True) + 1e-5) * g + b,
      "not by its square root"),
+    ("layer_norm", lambda x, g, b: (x - x.mean(-1, keepdims=True)) * g + b, "only subtracts the mean"),
+    ("layer_norm", lambda x, g, b: (x - x.mean(-1)) / np.sqrt(x.var(-1) + 1e-5) * g + b, "which lines up with x"),
     # gelu
     ("gelu", gelu_erf, "erf form"),
     ("gelu", lambda x: np.maximum(x, 0), "ReLU"),
@@ -189,6 +209,8 @@ MISTAKES = [
     ("gelu", lambda x: x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))), "½ is missing"),
     ("gelu", lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**2))), "cube is a square"),
     ("gelu", lambda x: 0.5 * x * (1 + np.tanh(x + 0.044715 * x**3)), "√(2/π) is missing"),
+    ("gelu", lambda x: 0.5 * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))), "factor x is missing"),
+    ("gelu", lambda x: 0.5 * x * (1 + np.tanh(2 / math.pi * (x + 0.044715 * x**3))), "this uses 2/π"),
     # block
     ("block", lambda x, p, l, h: block(x, p, l, h, res1=False), "attention's residual is missing"),
     ("block", lambda x, p, l, h: block(x, p, l, h, res2=False), "MLP's residual is missing"),
@@ -200,8 +222,23 @@ MISTAKES = [
     ("block", lambda x, p, l, h: block(x, p, 0, h), "used layer 0's parameters"),
     ("block", _erf_block, "erf form"),
     ("block", lambda x, p, l, h: block(x, p, l, h, ln=lambda *a: layer_norm(*a, ddof=1)), "unbiased variance"),
+    ("block", lambda x, p, l, h: block(x, p, l, h, ln=lambda *a: layer_norm(*a, eps_where="missing")), "has no eps"),
+    ("block", lambda x, p, l, h: block(x, p, l, h, ln=lambda *a: layer_norm(*a, eps_where="outside")),
+     "eps is outside the square root"),
+    ("block", lambda x, p, l, h: block(x, p, l, h, ln=None), "LayerNorms are missing"),
+    ("block", lambda x, p, l, h: block(x, p, l, h, mask_after=True), "mask was applied after the softmax"),
+    ("block", lambda x, p, l, h: block(x, p, l, h, bare=True, bare_merge=False), "split with a bare reshape"),
+    ("block", lambda x, p, l, h: block(x, p, l, 1), "one head over all d_model columns"),
+    ("block", lambda x, p, l, h: block(x, p, l, h, scale_by="none"), "not scaled"),
+    ("block", lambda x, p, l, h: block(x, p, l, h, axis=-2), "softmax ran over the queries"),
+    ("block", lambda x, p, l, h: block(x, p, l, h, W_o=False), "W_o is missing"),
+    ("block", lambda x, p, l, h: block(x, p, l, h, biases=False), "biases b_1 and b_2 are missing"),
     # gpt_forward
-    ("gpt_forward", lambda c, p, t: gpt_forward(c, p, t, pos=False), "positions are not added"),
+    ("gpt_forward", lambda c, p, t: gpt_forward(c, p, t, pos=None), "positions are not added"),
+    ("gpt_forward", lambda c, p, t: gpt_forward(c, p, t, pos="token"), "looked up by token id"),
+    ("gpt_forward", lambda c, p, t: gpt_forward(c, p, t, out="tied"), "(no weight tying)"),
+    ("gpt_forward", lambda c, p, t: gpt_forward(c, p, t, layers=1), "only layer 0 ran"),
+    ("gpt_forward", lambda c, p, t: gpt_forward(c, p, t, same_layer=True), "every block used layer 0's parameters"),
     ("gpt_forward", lambda c, p, t: gpt_forward(c, p, t, final_ln=False), "last LayerNorm is missing"),
     ("gpt_forward", lambda c, p, t: gpt_forward(c, p, t, blk=lambda *a: block(*a, mask=False)), "no causal mask"),
     ("gpt_forward", lambda c, p, t: gpt_forward(c, p, t, blk=lambda *a: block(*a, bare=True)), "heads are mixed up"),
@@ -214,6 +251,19 @@ MISTAKES = [
     # generate
     ("generate", lambda c, p, pr, n: generate(c, p, pr, n)[len(pr):], "new tokens only"),
     ("generate", lambda c, p, pr, n: generate(c, p, pr, n, append=False), "never reach the cache"),
+    ("generate", lambda c, p, pr, n: generate(c, p, pr, n, see_self=False), "attended before its own key and value"),
+    ("generate", lambda c, p, pr, n: generate(c, p, pr, n, pos0=True), "put at position 0"),
+    ("generate", lambda c, p, pr, n: generate(c, p, pr, n + 1), "one token too many"),
+    ("generate", lambda c, p, pr, n: generate(c, p, pr, n)[:-1], "one token too few"),
+    ("generate", lambda c, p, pr, n: generate_recomputing(c, p, pr, n, row=0), "FIRST position's logits"),
+    ("generate", lambda c, p, pr, n: generate_recomputing(c, p, pr, n, fwd=lambda *a: gpt_forward(*a, pos=None)),
+     "a model without positions"),
+    ("generate", lambda c, p, pr, n: generate_recomputing(c, p, pr, n, fwd=lambda *a: gpt_forward(*a, final_ln=False)),
+     "without the last LayerNorm"),
+    ("generate", lambda c, p, pr, n: generate_recomputing(
+        c, p, pr, n, fwd=lambda *a: gpt_forward(*a, blk=lambda *b: block(*b, res1=False))), "miss a residual"),
+    ("generate", lambda c, p, pr, n: generate_recomputing(
+        c, p, pr, n, fwd=lambda *a: gpt_forward(*a, blk=lambda *b: block(*b, res2=False))), "miss the MLP's residual"),
 ]
 
 
@@ -311,7 +361,7 @@ def test_explain_gpt_forward_returns_logits_and_the_checks_sentence(capsys):
     tokens = tokenizer.encode("The cache")
     logits, why = nb15.explain_gpt_forward(gpt_forward, config, params, tokens)
     assert why is None and logits.shape == (len(tokens), config.vocab_size) and logits.dtype == np.float64
-    logits, why = nb15.explain_gpt_forward(lambda c, p, t: gpt_forward(c, p, t, pos=False), config, params, tokens)
+    logits, why = nb15.explain_gpt_forward(lambda c, p, t: gpt_forward(c, p, t, pos=None), config, params, tokens)
     assert logits.shape == (len(tokens), config.vocab_size) and "positions are not added" in why
     assert nb15.explain_gpt_forward(_stub, config, params, tokens) == (None, "Not answered yet")
     logits, why = nb15.explain_gpt_forward(_raises, config, params, tokens)

@@ -263,8 +263,6 @@ def _ln(x: np.ndarray, g: np.ndarray, b: np.ndarray, slips: frozenset = frozense
     axis = 0 if "ln_axis0" in slips else None if "ln_whole" in slips else -1
     mu = x.mean(axis=axis, keepdims=True)  # (..., 1) one mean per token
     var = x.var(axis=axis, ddof=1 if "unbiased" in slips else 0, keepdims=True)  # (..., 1)
-    if "no_keepdims" in slips:
-        mu, var = x.mean(axis=-1)[None], x.var(axis=-1)[None]  # (1, T): lined up with the features, not the tokens
     xc = x - mu  # (..., d)
     if "eps_missing" in slips:
         xhat = xc / np.sqrt(var)
@@ -384,12 +382,12 @@ def reference_block(x: object, params: dict, layer: int, n_heads: int) -> np.nda
 # ============================================================================ the inputs
 
 
-SMALL_CONFIG = GPTConfig(vocab_size=11, context=8, d_model=8, n_heads=2, n_layers=2, d_ff=16)
-_WIDE_CONFIG = GPTConfig(vocab_size=13, context=9, d_model=12, n_heads=3, n_layers=1, d_ff=20)
+SMALL_CONFIG = GPTConfig(vocab_size=11, context=12, d_model=8, n_heads=2, n_layers=2, d_ff=16)
+_WIDE_CONFIG = GPTConfig(vocab_size=13, context=13, d_model=12, n_heads=3, n_layers=1, d_ff=20)
 
 
 def _random_params(config: GPTConfig, seed: int) -> dict[str, np.ndarray]:
-    """float64 parameters with every piece visible: larger matrices than GPT-2's start, gains and biases not 1, 0."""
+    """float64 parameters with every piece visible: larger than GPT-2's start, gains and biases not 1 and 0."""
     rng = np.random.default_rng(seed)
     params = init_params(config, seed=seed, dtype=np.float64)
     for name, W in params.items():
@@ -397,6 +395,8 @@ def _random_params(config: GPTConfig, seed: int) -> dict[str, np.ndarray]:
             params[name] = 1 + 0.3 * rng.standard_normal(W.shape)
         elif name.endswith((".b", "b_1", "b_2")):
             params[name] = 0.3 * rng.standard_normal(W.shape)
+        elif name in ("tok_emb", "pos_emb", "W_out"):
+            params[name] = rng.standard_normal(W.shape)  # std 1: tokens, positions and logits far apart
         else:
             params[name] = W * 15  # std 0.3: attention weights far from uniform
     return params
@@ -442,8 +442,6 @@ _LN_MISTAKES = {
     "normalises each token over its features, the last axis (axis=-1).": "ln_axis0",
     "this takes one mean and variance over the whole array; LayerNorm takes one per token, over its features "
     "(axis=-1, keepdims=True).": "ln_whole",
-    "the per-token means and variances were lined up with the features, not the tokens: keep the axis with "
-    "keepdims=True (mean(axis=-1, keepdims=True) has shape (T, 1)).": "no_keepdims",
     "the gain and bias are swapped: x̂ ∘ g + b.": "gain_bias_swapped",
     "this is x̂, before the gain and bias: multiply by g, then add b.": "no_gain_bias",
     "this only subtracts the mean; divide by √(var + 1e-5) too.": "centred_only",
@@ -468,15 +466,16 @@ def _explain_layer_norm(fn: object, case: Case) -> str | None:
     x, g, b = case.args
     result, problem = call_student(fn, case.args, ("x", "g", "b"))
     if problem and result is None:
+        if problem.startswith("your function raised ValueError") and "broadcast" in problem:
+            problem += (" A mean over the last axis has shape (T,) unless you keep the axis: x.mean(axis=-1, "
+                        "keepdims=True) has shape (T, 1), which lines up with x (T, d).")
         return problem
     right = layer_norm(x, g, b)
 
     def mistakes() -> dict:
         found = {}
         for sentence, slip in _LN_MISTAKES.items():
-            if slip in ("ln_axis0", "no_keepdims") and x.ndim < 2:
-                continue
-            if slip == "no_keepdims" and x.shape[-2] != x.shape[-1]:
+            if slip == "ln_axis0" and x.ndim < 2:
                 continue
             with np.errstate(all="ignore"):
                 found[sentence] = _ln(x, g, b, frozenset({slip}))
@@ -667,7 +666,7 @@ def _forward_cases() -> list[Case]:
     m = _models()
     rng = np.random.default_rng(154)
     cases = []
-    for key, T in (("small", 5), ("small", 1), ("small", 8), ("wide", 6)):
+    for key, T in (("small", 5), ("small", 1), ("small", 12), ("wide", 6)):
         config, p = m[key]
         cases.append(Case(f"tokens ({T},) of {_model_label(key)}", (config, p, rng.integers(0, config.vocab_size, T))))
     for key in ("committed64", "committed32"):
