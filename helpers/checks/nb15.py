@@ -494,8 +494,8 @@ def check_layer_norm(fn: object) -> Verdict:
 # ============================================================================ gelu
 
 _GELU_MISTAKES = {
-    "this is GELU's exact erf form, ½ x (1 + erf(x/√2)): close (within about 0.001) but not this model's; lesson 12 "
-    "and GPT-2 use the tanh form ½ x (1 + tanh(√(2/π) (x + 0.044715 x³))).": "gelu_erf",
+    "this is GELU's exact erf form, ½ x (1 + erf(x/√2)): close (the two differ by less than 0.0005) but not this "
+    "model's; lesson 12 and GPT-2 use the tanh form ½ x (1 + tanh(√(2/π) (x + 0.044715 x³))).": "gelu_erf",
     "this is ReLU, max(x, 0); GELU is smooth: ½ x (1 + tanh(√(2/π) (x + 0.044715 x³))).": "relu",
     "this is the sigmoid approximation x·σ(1.702 x); this model uses the tanh form.": "gelu_sigmoid",
     "the ½ is missing: ½ x (1 + tanh u).": "no_half",
