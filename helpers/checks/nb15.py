@@ -29,11 +29,12 @@ written out with one mistake at a time. The right answers come from ``helpers`` 
 from __future__ import annotations
 
 import math
+import re
 import sysconfig
 import traceback
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -60,8 +61,11 @@ __all__ = [
     "Case",
     "SMALL_CONFIG",
     "TOLERANCE",
+    "NOT_ANSWERED_SENTENCE",
 ]
 
+NOT_ANSWERED_SENTENCE = (f"{NOT_ANSWERED}: write the function's body (a stub's `...` returns None, and so does a "
+                         "function without `return`).")
 TOLERANCE = {np.dtype(np.float64): 1e-7, np.dtype(np.float32): 1e-4}  # relative to max(1, the largest |right value|)
 
 # ============================================================================ the engine: any student function
@@ -83,13 +87,26 @@ def _is_students(filename: str) -> bool:
 def raised_sentence(err: BaseException) -> str:
     """What went wrong inside the student's function: its type, message, and the student's line."""
     message = str(err).strip().splitlines()[0][:200] if str(err).strip() else ""
-    frames = [f for f in traceback.extract_tb(err.__traceback__) if _is_students(f.filename)]
-    where = ""
-    if frames:
-        f = frames[-1]
-        where = f", at line {f.lineno} of {f.name}" + (f": `{f.line.strip()}`" if f.line and f.line.strip() else "")
+    tbs = []
+    tb = err.__traceback__
+    while tb is not None:
+        tbs.append(tb)
+        tb = tb.tb_next
+    mine = [t for t in tbs if _is_students(t.tb_frame.f_code.co_filename)]
+    where, hint = "", ""
+    if mine:
+        frame = traceback.extract_tb(mine[-1], limit=1)[0]
+        line = (frame.line or "").strip()
+        where = f", at line {frame.lineno} of {frame.name}" + (f": `{line}`" if line else "")
+        local = mine[-1].tb_frame.f_locals
+        nones = [n for n in dict.fromkeys(re.findall(r"[A-Za-z_]\w*", line)) if n in local and local[n] is None]
+        if nones:
+            hint = (f" `{nones[0]}` is None there: does the function that made it (a stub above?) still return "
+                    "None?")
+    if not hint and "NoneType" in message:
+        hint = " Something was None: does a function it calls (a stub above?) still return None?"
     return (f"your function raised {type(err).__name__}" + (f" ({message})" if message else "") + where
-            + ". Run it on this input yourself to see the whole error.")
+            + "." + hint + " Run it on this input yourself to see the whole error.")
 
 
 def _copy_arg(a: object) -> object:
@@ -132,7 +149,7 @@ def call_student(fn: Callable, args: tuple, names: tuple[str, ...]) -> tuple[obj
     except Exception as err:  # noqa: BLE001 - any mistake inside the student's code is reported, never raised
         return None, raised_sentence(err)
     if result is None or result is Ellipsis:
-        return None, NOT_ANSWERED
+        return None, NOT_ANSWERED_SENTENCE
     for name, before, after in zip(names, args, copies, strict=True):
         where = _changed(name, before, after)
         if where:
@@ -216,7 +233,6 @@ class Case:
 
     label: str
     args: tuple
-    extra: dict = field(default_factory=dict)
 
 
 def run_cases(name: str, fn: object, cases: list[Case], explain: Callable[[object, Case], str | None], *,
@@ -228,9 +244,10 @@ def run_cases(name: str, fn: object, cases: list[Case], explain: Callable[[objec
             problem = explain(fn, case)
         except Exception as err:  # noqa: BLE001 - a check must never raise on a student's function
             problem = f"the check could not judge your result ({type(err).__name__}: {err})."
-        if problem == NOT_ANSWERED:
-            return verdict(False, name, f"{NOT_ANSWERED}: write the body of {name} (a stub's `...` returns None; "
-                           "a function without `return` does too).")
+        if problem == NOT_ANSWERED_SENTENCE:
+            if i == 1:
+                return verdict(False, name, problem)
+            problem = "your function returned None on this input: is a `return` missing on some path?"
         if problem:
             return verdict(False, name, f"on input {i} of {n} ({case.label}): {problem}")
     return verdict(True, name, f"correct on all {n} inputs ({passed}).")
