@@ -391,3 +391,15 @@ def test_ready_falls_back_to_the_reference(capsys):
     assert "Using your gelu." in capsys.readouterr().out
     assert nb15.ready(_stub, False, forward, "gpt_forward") is forward
     assert "helpers.language_model.forward stands in" in capsys.readouterr().out
+
+
+def test_the_generate_cases_have_no_near_ties():
+    """Greedy text is judged token by token: every argmax of the check's cases wins by far more than float64
+    rounding, so any correct implementation gives the same tokens (the gap is in logits)."""
+    for case in nb15._generate_cases():
+        config, params, prompt, n_new = case.args
+        if n_new == 0:
+            continue
+        out = nb15.greedy_generate(config, params, prompt, n_new)
+        top2 = np.sort(forward(config, params, out[:-1])[len(prompt) - 1:], axis=-1)[:, -2:]  # (n_new, 2)
+        assert (top2[:, 1] - top2[:, 0]).min() > 1e-3, case.label
