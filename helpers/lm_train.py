@@ -16,7 +16,8 @@ The validation loss is measured on consecutive windows of ``context`` characters
 window starts with no earlier text, as in training); the unigram and bigram baselines (add-one smoothing,
 counted on the training text) are scored on the same positions.
 
-The update is ``helpers.training.adam_step``, the package's one Adam. The loop is not 07's or 11's (``train`` in
+The update is ``helpers.training.adam_step``, the package's one Adam, with eps added to √v (``adam_step`` here:
+the order the committed model was trained with; notebook 12's toy loop uses it too). The loop is not 07's or 11's (``train`` in
 ``helpers.training`` and ``helpers.induction``): besides the model, it warms the learning rate up, measures the
 validation text and the induction heads every ``every`` steps and keeps the best parameters, which a toy that a
 lesson trains in a few seconds does not need; each of the three loops is the one its notebook writes out.
@@ -29,6 +30,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -53,7 +55,7 @@ from helpers.language_model import (
     save_model,
 )
 from helpers.layers import cross_entropy_unchecked
-from helpers.training import adam_step  # the package's one Adam (07's), re-exported for notebook 12
+from helpers.training import adam_step as _adam_step
 from helpers.validate import check_int
 
 __all__ = [
@@ -69,7 +71,11 @@ __all__ = [
 ]
 
 
-# --------------------------------------------------------------------------- data
+# --------------------------------------------------------------------------- optimiser and data
+
+
+adam_step = partial(_adam_step, eps_on_raw=True)  # the package's one Adam, in the order make model trains with
+adam_step.__doc__ = "helpers.training.adam_step with eps_on_raw=True: (new params, new state); see its docstring."
 
 
 def make_batch(ids: np.ndarray, batch_size: int, T: int, rng: np.random.Generator, *, vocab_size: int,
@@ -183,7 +189,7 @@ def train(config: GPTConfig, tokenizer: Tokenizer, train_text: str, valid_text: 
         loss, grads = loss_and_grads(config, params, tokens, targets)
         recent.append(loss)
         rate = lr * min(1.0, (step + 1) / warmup)
-        params, state = adam_step(params, grads, state, rate)
+        params, state = adam_step(params, grads, state, rate)  # eps on √v, as the committed model was trained
     chosen = "best validation loss"
     if best_head["valid_loss"] < math.inf and best_head["step"] != best["step"]:
         chosen = "best validation loss among snapshots with an induction head (the overall best had none)"

@@ -37,6 +37,7 @@ the shapes it got.
 
 from __future__ import annotations
 
+import math
 import string
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -291,11 +292,16 @@ def adam_step(
     beta1: float = 0.9,
     beta2: float = 0.999,
     eps: float = 1e-8,
+    *,
+    eps_on_raw: bool = False,
 ) -> tuple[dict[str, np.ndarray], dict]:
     """One Adam update; returns (new params, new state). state=None starts from zero moments at t=0.
 
     The one Adam of the package: 07's and 11's toys and ``make model`` (helpers.lm_train) all call it. The
-    moments and the new parameters keep each parameter's float type (float64 for integer ones)."""
+    moments and the new parameters keep each parameter's float type (float64 for integer ones).
+    ``eps_on_raw=True`` adds eps to √v instead of √v̂, i.e. W − lr·√(1 − β₂ᵗ)/(1 − β₁ᵗ) · m/(√v + eps): Kingma
+    and Ba's "more efficient" order (section 2 of the paper), which ``make model`` trains with; it differs from
+    the default only while eps is not small against √v."""
     if not isinstance(params, dict) or not isinstance(grads, dict):
         raise TypeError(
             f"params and grads must be dicts of arrays, got {type(params).__name__} and {type(grads).__name__}"
@@ -325,6 +331,9 @@ def adam_step(
         g = np.asarray(grads[n], dtype=_float_type(W))
         m[n] = beta1 * state["m"][n] + (1 - beta1) * g  # running mean of the gradient, W's shape
         v[n] = beta2 * state["v"][n] + (1 - beta2) * g * g  # running mean of its square, W's shape
+        if eps_on_raw:  # the bias corrections folded into the step size
+            new_params[n] = W - lr * math.sqrt(1 - beta2**t) / (1 - beta1**t) * m[n] / (np.sqrt(v[n]) + eps)
+            continue
         m_hat = m[n] / (1 - beta1**t)  # W's shape; undo the bias toward the zero start
         v_hat = v[n] / (1 - beta2**t)  # W's shape
         new_params[n] = W - lr * m_hat / (np.sqrt(v_hat) + eps)  # W's shape; each entry moves by about lr
