@@ -311,11 +311,11 @@ def forward_unchecked(config: GPTConfig, p: dict[str, np.ndarray], tokens: np.nd
     x = p["tok_emb"][tokens]  # (B, T) -> (B, T, d_model)
     x += p["pos_emb"][start:start + T]  # (B, T, d_model) + (T, d_model)
     x = x.reshape(B * T, config.d_model)  # (B·T, d_model) every token a row
-    blocks = []
+    blocks = []  # with keep: each block's values, for the backward pass
     for i in range(config.n_layers):
         x, values = block(x, _layer(p, i), B, config.n_heads, None if caches is None else caches[i],
                           tuple(head for layer, head in ablate if layer == i))  # (B·T, d_model)
-        blocks.append(values)
+        blocks += [values] if keep else []
     hf, xhatf, rstdf = layer_norm_unchecked(x, p["ln_f.g"], p["ln_f.b"])  # (B·T, d_model)
     logits = hf @ p["W_out"]  # (B·T, d_model) @ (d_model, V) -> (B·T, V)
     return logits.reshape(B, T, config.vocab_size), ForwardValues(blocks, hf, xhatf, rstdf) if keep else None
