@@ -13,6 +13,7 @@ Shape notation used throughout this module (as in helpers/attention.py, plus the
 
 g == h is multi-head attention; g == 1 is multi-query attention (Shazeer 2019); anything between is
 grouped-query attention (Ainslie et al. 2023). Tokens are rows; softmax runs over the keys (last axis).
+``KVCache`` is also the small GPT's cache (``helpers.language_model``: one per layer, read by its ``block``).
 
 Also here: ``step_flops`` and ``attention_parameters`` (what a step and a layer cost), ``kv_cache_bytes``,
 ``mean_pool_kv_heads`` (turning h key/value heads into g), ``layer_keys_values`` (the keys and values of
