@@ -264,9 +264,12 @@ def _causal_additive(T: int, n: int, dtype: np.dtype) -> np.ndarray:
     return _MASKS[key]
 
 
+_LAYER_NAMES = ("ln1.g", "ln1.b", "W_q", "W_k", "W_v", "W_o", "ln2.g", "ln2.b", "W_1", "b_1", "W_2", "b_2")  # param_shapes'
+
+
 def _layer(p: dict[str, np.ndarray], layer: int) -> dict[str, np.ndarray]:
     """Layer ``layer``'s parameters by their short names ("W_1", "ln1.g", ...), and W_qkv = [W_q | W_k | W_v]."""
-    w = {name.split(".", 1)[1]: W for name, W in p.items() if name.startswith(f"l{layer}.")}
+    w = {name: p[f"l{layer}.{name}"] for name in _LAYER_NAMES}
     w["W_qkv"] = np.concatenate([w["W_q"], w["W_k"], w["W_v"]], axis=1)  # (d_model, 3·d_model)
     return w
 
@@ -284,13 +287,15 @@ def block(x: np.ndarray, w: dict, B: int, n_heads: int, cache: KVCache | None = 
     qkv[:, :D] *= qkv.dtype.type(1.0 / math.sqrt(dh))  # Q/√d_head: fewer products than scaling the (T, n) scores
     Q, K, V = qkv.reshape(B, T, 3, n_heads, dh).transpose(2, 0, 3, 1, 4)  # (B, h, T, d_head) each, views
     if cache is not None:
-        cache.append(K[0], V[0])  # (h, T, d_head) each
+        cache.append_unchecked(K[0], V[0])  # (h, T, d_head) each, of the cache's dtype
         K, V = cache.K[None], cache.V[None]  # (1, h, n, d_head) each: every cached position, these T last
     P = Q @ K.swapaxes(-1, -2)  # (B, h, T, d_head) @ (B, h, d_head, n) -> (B, h, T, n) scaled scores
-    P += _causal_additive(T, K.shape[-2], P.dtype)  # (B, h, T, n) + (T, n): −inf on later keys
+    if T > 1:  # one new token reads every key: nothing to mask
+        P += _causal_additive(T, K.shape[-2], P.dtype)  # (B, h, T, n) + (T, n): −inf on later keys
     P = softmax_in_place(P)  # (B, h, T, n) attention weights, rows sum to 1 (in place unless float16)
     O = P @ V  # (B, h, T, n) @ (B, h, n, d_head) -> (B, h, T, d_head)
-    O[:, list(ablate)] = 0  # (B, len(ablate), T, d_head) removed heads write nothing
+    if ablate:
+        O[:, list(ablate)] = 0  # (B, len(ablate), T, d_head) removed heads write nothing
     concat = O.transpose(0, 2, 1, 3).reshape(BT, D)  # (B, T, h, d_head) -> (B·T, d_model), a copy
     x = x + concat @ w["W_o"]  # (B·T, d_model) @ (d_model, d_model): the residual stream
     h2, xhat2, rstd2 = layer_norm_unchecked(x, w["ln2.g"], w["ln2.b"])  # (B·T, d_model)
