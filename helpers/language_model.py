@@ -264,14 +264,12 @@ def _causal_additive(T: int, n: int, dtype: np.dtype) -> np.ndarray:
     return _MASKS[key]
 
 
-_LAYER_NAMES = ("ln1.g", "ln1.b", "W_q", "W_k", "W_v", "W_o", "ln2.g", "ln2.b", "W_1", "b_1", "W_2", "b_2")  # param_shapes'
-
-
 def _layer(p: dict[str, np.ndarray], layer: int) -> dict[str, np.ndarray]:
-    """Layer ``layer``'s parameters by their short names ("W_1", "ln1.g", ...), and W_qkv = [W_q | W_k | W_v]."""
-    w = {name: p[f"l{layer}.{name}"] for name in _LAYER_NAMES}
-    w["W_qkv"] = np.concatenate([w["W_q"], w["W_k"], w["W_v"]], axis=1)  # (d_model, 3·d_model)
-    return w
+    """Layer ``layer``'s parameters by their short names: "W_q", "ln1.g", ... (as param_shapes lists them)."""
+    return {name: p[f"l{layer}.{name}"] for name in _LAYER_NAMES}
+
+
+_LAYER_NAMES = ("ln1.g", "ln1.b", "W_q", "W_k", "W_v", "W_o", "ln2.g", "ln2.b", "W_1", "b_1", "W_2", "b_2")
 
 
 def block(x: np.ndarray, w: dict, B: int, n_heads: int, cache: KVCache | None = None,
@@ -283,9 +281,9 @@ def block(x: np.ndarray, w: dict, B: int, n_heads: int, cache: KVCache | None = 
     BT, D = x.shape
     T, dh = BT // B, D // n_heads
     h1, xhat1, rstd1 = layer_norm_unchecked(x, w["ln1.g"], w["ln1.b"])  # (B·T, d_model)
-    qkv = h1 @ w["W_qkv"]  # (B·T, d_model) @ (d_model, 3·d_model) -> (B·T, 3·d_model)
-    qkv[:, :D] *= qkv.dtype.type(1.0 / math.sqrt(dh))  # Q/√d_head: fewer products than scaling the (T, n) scores
-    Q, K, V = qkv.reshape(B, T, 3, n_heads, dh).transpose(2, 0, 3, 1, 4)  # (B, h, T, d_head) each, views
+    Q, K, V = (h1 @ w[name] for name in ("W_q", "W_k", "W_v"))  # (B·T, d_model) @ (d_model, d_model) each
+    Q *= Q.dtype.type(1.0 / math.sqrt(dh))  # Q/√d_head: fewer products than scaling the (T, n) scores
+    Q, K, V = (Y.reshape(B, T, n_heads, dh).transpose(0, 2, 1, 3) for Y in (Q, K, V))  # (B, h, T, d_head), views
     if cache is not None:
         cache.append_unchecked(K[0], V[0])  # (h, T, d_head) each, of the cache's dtype
         K, V = cache.K[None], cache.V[None]  # (1, h, n, d_head) each: every cached position, these T last
@@ -335,7 +333,7 @@ def _backward(config: GPTConfig, p: dict, tokens: np.ndarray, dlogits: np.ndarra
     dhf = dlogits @ p["W_out"].T  # (B·T, V) @ (V, d_model) -> (B·T, d_model)
     dx, grads["ln_f.g"], grads["ln_f.b"] = layer_norm_backward_unchecked(dhf, fwd.xhatf, fwd.rstdf, p["ln_f.g"])
     for layer in reversed(range(config.n_layers)):
-        q, v, w = f"l{layer}.", fwd.blocks[layer], _layer(p, layer)
+        q, v, w = f"l{layer}.", fwd.blocks[layer], _layer(p, layer)  # the names, the saved values, the parameters
         # the MLP: x += GELU(h2 W_1 + b_1) W_2 + b_2; dx flows on unchanged through the residual
         grads[q + "b_2"] = dx.sum(axis=0)  # (d_model,)
         grads[q + "W_2"] = v.g.T @ dx  # (d_ff, B·T) @ (B·T, d_model) -> (d_ff, d_model)
@@ -348,18 +346,15 @@ def _backward(config: GPTConfig, p: dict, tokens: np.ndarray, dlogits: np.ndarra
         # attention: x += concat W_o; 07's backward (helpers.backward) for all heads at once
         grads[q + "W_o"] = v.concat.T @ dx  # (d_model, B·T) @ (B·T, d_model) -> (d_model, d_model)
         dO = (dx @ w["W_o"].T).reshape(B, T, H, dh).transpose(0, 2, 1, 3)  # (B·T, d_model) -> (B, h, T, d_head)
-        dqkv = np.empty((B, T, 3, H, dh), dtype=dx.dtype)  # (B, T, 3, h, d_head): dQ, dK, dV in W_qkv's column order
-        dQ, dK, dV = dqkv.transpose(2, 0, 3, 1, 4)  # (B, h, T, d_head) each, views to write into
-        np.matmul(v.P.swapaxes(-1, -2), dO, out=dV)  # dV = Pᵀ dO: (B, h, T, T) @ (B, h, T, d_head)
-        _, dS = softmax_backward_unchecked(v.P, dO @ v.V.swapaxes(-1, -2))  # dP = dO Vᵀ (B, h, T, T); dS likewise
-        np.matmul(dS, v.K, out=dQ)  # dS K: (B, h, T, T) @ (B, h, T, d_head) -> (B, h, T, d_head)
-        dQ *= scale  # dQ = dS K / √d_head
-        np.matmul(dS.swapaxes(-1, -2), v.Q, out=dK)  # dK = dSᵀ Q/√d_head: (B, h, T, T) @ (B, h, T, d_head)
-        dqkv = dqkv.reshape(B * T, 3 * D)  # (B·T, 3·d_model)
-        dW_qkv = v.h1.T @ dqkv  # (d_model, B·T) @ (B·T, 3·d_model) -> (d_model, 3·d_model)
-        for i, name in enumerate(("W_q", "W_k", "W_v")):
-            grads[q + name] = np.ascontiguousarray(dW_qkv[:, i * D:(i + 1) * D])  # (d_model, d_model)
-        dh1 = dqkv @ w["W_qkv"].T  # (B·T, 3·d_model) @ (3·d_model, d_model) -> (B·T, d_model)
+        _, dS = softmax_backward_unchecked(v.P, dO @ v.V.swapaxes(-1, -2))  # dP = dO Vᵀ (B, h, T, T) -> dS
+        dY = {"W_q": dS @ v.K * scale,  # dQ = dS K/√d_head: (B, h, T, T) @ (B, h, T, d_head)
+              "W_k": dS.swapaxes(-1, -2) @ v.Q,  # dK = dSᵀ Q/√d_head
+              "W_v": v.P.swapaxes(-1, -2) @ dO}  # dV = Pᵀ dO
+        dh1 = 0
+        for name, d in dY.items():
+            d = d.transpose(0, 2, 1, 3).reshape(B * T, D)  # (B, h, T, d_head) -> (B·T, d_model), a copy
+            grads[q + name] = v.h1.T @ d  # (d_model, B·T) @ (B·T, d_model) -> (d_model, d_model)
+            dh1 = dh1 + d @ w[name].T  # (B·T, d_model) @ (d_model, d_model): the three paths into LN₁(x) add up
         dx1, grads[q + "ln1.g"], grads[q + "ln1.b"] = layer_norm_backward_unchecked(dh1, v.xhat1, v.rstd1, w["ln1.g"])
         dx += dx1  # (B·T, d_model)
     grads["pos_emb"] = np.zeros_like(p["pos_emb"])  # (context, d_model): positions >= T get 0
