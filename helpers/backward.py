@@ -27,7 +27,8 @@ shape of its own input.
 
 Every public function checks its arguments and raises ``TypeError`` (wrong kind of thing) or
 ``ValueError`` (right kind, wrong shape or value) with a message that names the argument and
-the shapes it got.
+the shapes it got. ``softmax_backward_unchecked`` (not in ``__all__``) is the softmax step on checked arrays:
+this module's attention backward and the small GPT's (``helpers.language_model``) both call it.
 """
 
 from __future__ import annotations
@@ -100,8 +101,9 @@ def _sum_to_shape(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 # --------------------------------------------------------------------------- softmax
 
 
-def _softmax_backward(P: np.ndarray, dP: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The one place of the formula: returns (rowsum(dP ∘ P) (..., T_q, 1), dS (..., T_q, T_k))."""
+def softmax_backward_unchecked(P: np.ndarray, dP: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The one place of the formula, on checked arrays (helpers.language_model's backward pass calls it too):
+    returns (rowsum(dP ∘ P) (..., T_q, 1), dS (..., T_q, T_k))."""
     row_dot = np.sum(dP * P, axis=-1, keepdims=True)  # (..., T_q, T_k) -> (..., T_q, 1)
     dS = P * (dP - row_dot)  # (..., T_q, T_k)
     return row_dot, dS
@@ -132,7 +134,7 @@ def softmax_backward(P: object, dP: object) -> np.ndarray:
     dtype = np.result_type(P, dP)
     P, dP = P.astype(dtype, copy=False), dP.astype(dtype, copy=False)
     with np.errstate(over="ignore", invalid="ignore"):
-        _, dS = _softmax_backward(P, dP)  # (..., T_q, T_k)
+        _, dS = softmax_backward_unchecked(P, dP)  # (..., T_q, T_k)
     _check_finite_result({"dS": dS}, f"P shape {P.shape}, largest |dP| {np.abs(dP).max():.3g}")
     return dS
 
@@ -165,7 +167,7 @@ def _backward(
     with np.errstate(over="ignore", invalid="ignore"):
         dV = np.swapaxes(P, -1, -2) @ dO  # (..., T_k, T_q) @ (..., T_q, d_v) -> (..., T_k, d_v)
         dP = dO @ np.swapaxes(V, -1, -2)  # (..., T_q, d_v) @ (..., d_v, T_k) -> (..., T_q, T_k)
-        row_dot, dS = _softmax_backward(P, dP)  # (..., T_q, 1), (..., T_q, T_k)
+        row_dot, dS = softmax_backward_unchecked(P, dP)  # (..., T_q, 1), (..., T_q, T_k)
         dscores = dS * s  # (..., T_q, T_k) gradient with respect to the unscaled scores Q Kᵀ
         dQ = dscores @ K  # (..., T_q, T_k) @ (..., T_k, d_k) -> (..., T_q, d_k)
         dK = np.swapaxes(dscores, -1, -2) @ Q  # (..., T_k, T_q) @ (..., T_q, d_k) -> (..., T_k, d_k)

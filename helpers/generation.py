@@ -13,6 +13,7 @@ Shape notation used throughout this module (as in helpers/attention.py, plus the
 
 g == h is multi-head attention; g == 1 is multi-query attention (Shazeer 2019); anything between is
 grouped-query attention (Ainslie et al. 2023). Tokens are rows; softmax runs over the keys (last axis).
+``KVCache`` is also the small GPT's cache (``helpers.language_model``: one per layer, read by its ``block``).
 
 Also here: ``step_flops`` and ``attention_parameters`` (what a step and a layer cost), ``kv_cache_bytes``,
 ``mean_pool_kv_heads`` (turning h key/value heads into g), ``layer_keys_values`` (the keys and values of
@@ -291,10 +292,11 @@ class KVCache:
         v = self._check_new(v, "v")  # (g, t, d_head)
         if k.shape != v.shape or k.dtype != v.dtype:
             raise ValueError(f"k and v must have the same shape and dtype, got {k.shape} {k.dtype} and {v.shape} {v.dtype}")
-        self._store(k, v)
+        self.append_unchecked(k, v)
 
-    def _store(self, k: np.ndarray, v: np.ndarray) -> None:
-        """append without its checks: k and v are (g, t, d_head) float arrays of the cache's dtype."""
+    def append_unchecked(self, k: np.ndarray, v: np.ndarray) -> None:
+        """append without its checks: k and v are (g, t, d_head) float arrays of the cache's dtype (decode_step
+        and the small GPT's ``helpers.language_model.block`` call it once per token, on arrays they made)."""
         if self._n_sink < self._n_slots:  # the first positions go to the sinks, kept for good
             if self._sk is None:
                 self._sk = np.empty((self.n_kv_heads, self._n_slots, self.d_head), dtype=k.dtype)  # (g, s, d_head)
@@ -386,7 +388,7 @@ def decode_step(
             raise TypeError(f"this step computes {k.dtype} keys but the cache holds {cache.dtype} (set by its "
                             "first append): give x and the weight matrices the cache's float type")
         with cache.transaction():  # a refused step leaves the cache as it was
-            cache._store(k.reshape(g, 1, d_head), v.reshape(g, 1, d_head))  # (g·d_head,) -> (g, 1, d_head)
+            cache.append_unchecked(k.reshape(g, 1, d_head), v.reshape(g, 1, d_head))  # (g·d_head,) -> (g, 1, d_head)
             result = _attend_cached(q, cache, n_heads, n_kv_heads, d_head, W_o)  # (output, weights) or None
             if result is None:
                 _explain_refusal(x, {"W_q": W_q, "W_k": W_k, "W_v": W_v, "W_o": W_o}, {"W_q": q, "W_k": k, "W_v": v})

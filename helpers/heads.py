@@ -40,6 +40,7 @@ from helpers.language_model import (
     forward_unchecked,
 )
 from helpers.layers import LN_EPS
+from helpers.numerics import log_softmax_unchecked
 from helpers.validate import as_numeric, check_bool_matrix, check_int, check_weights_range
 
 __all__ = [
@@ -142,8 +143,8 @@ def run_with_weights(config: GPTConfig, params: dict, tokens: object, *,
     """(logits (T, V), attention weights (L, h, T, T)) of one sequence (T,) in one pass, heads in ``ablate`` removed."""
     config, params, ablate = _model(config, params, ablate)
     tokens = check_tokens(tokens, "tokens", config, ndims=(1,))  # (T,)
-    logits, caches = forward_unchecked(config, params, tokens[None], keep=True, ablate=ablate)  # (1, T, V)
-    return logits[0], np.stack([c[5][0] for c in caches[:-1]])  # (T, V), (L, h, T, T)
+    logits, fwd = forward_unchecked(config, params, tokens[None], keep=True, ablate=ablate)  # (1, T, V)
+    return logits[0], np.stack([values.P[0] for values in fwd.blocks])  # (T, V), (L, h, T, T)
 
 
 def char_labels(text: str) -> list[str]:
@@ -179,10 +180,8 @@ def repeated_loss(config: GPTConfig, params: dict, probe: np.ndarray, *, ablate:
 
 def _losses(config: GPTConfig, params: dict, ids: np.ndarray, ablate: tuple) -> np.ndarray:
     """(B, T − 1) −ln p(ids[:, t + 1]) at each position t, in float64, for checked ids (B, T)."""
-    logits, _ = forward_unchecked(config, params, ids[:, :-1], keep=False, ablate=ablate)  # (B, T − 1, V)
-    z = logits.astype(np.float64)  # (B, T − 1, V)
-    z -= z.max(axis=-1, keepdims=True)
-    logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))  # (B, T − 1, V) log softmax
+    logits, _ = forward_unchecked(config, params, ids[:, :-1], ablate=ablate)  # (B, T − 1, V)
+    logp = log_softmax_unchecked(logits.astype(np.float64))  # (B, T − 1, V)
     return -np.take_along_axis(logp, ids[:, 1:, None], axis=-1)[..., 0]  # (B, T − 1)
 
 

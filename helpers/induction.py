@@ -37,7 +37,11 @@ previous-token head that writes the previous letter into the ``previous`` block,
 induction head whose query is the current letter and whose key reads the ``previous`` block.
 
 Gradients come from ``helpers.backward.attention_backward`` and the chain rule; the update is
-``helpers.training.adam_step``. Randomness comes only from ``seed`` / ``rng`` arguments.
+``helpers.training.adam_step`` (the package's one Adam). ``train`` is not 07's loop (``helpers.training.train``)
+with another model: it also records each step's loss on repeated and on first letters, and ``layer1=False``
+holds W_o1 at zero; 07's loop is the one notebook 07 writes out by hand. The functions of the same names in
+the two modules (``make_batch``, ``encode``, ``evaluate``, ``Snapshot``, ...) are each lesson's own task and
+model. Randomness comes only from ``seed`` / ``rng`` arguments.
 
 Every public function checks its arguments and raises ``TypeError`` (wrong kind of thing) or
 ``ValueError`` (right kind, wrong shape or value) with a message that names the argument and

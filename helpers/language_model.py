@@ -4,6 +4,7 @@ Shape notation used throughout this module:
 
     B        sequences in a batch
     T        tokens (characters) in a sequence, at most ``context``
+    n        positions the queries read: T, or every position a KVCache holds
     V        vocabulary size (``vocab_size``)
     d_model  width of the residual stream
     h        heads (``n_heads``); head i is column block i of width d_head = d_model / h (as split_heads in 04)
@@ -17,11 +18,16 @@ The model (pre-LN, as GPT-2), for int tokens (B, T):
                      x += GELU(LN₂(x) W_1 + b_1) W_2 + b_2
     logits = LN_f(x) W_out                                                         (B, T, V)
 
-No biases in attention, no dropout. LayerNorm, GELU and the cross-entropy (and their backward passes) are
-in ``helpers.layers``; attention's backward is 07's (``helpers.backward``), written here batched over the heads.
+No biases in attention, no dropout. One function, ``block``, computes a layer: for the whole forward pass, for
+09's cached one-token step (with a ``KVCache`` per layer: ``generate``, ``stream_losses``) and for 12's traced
+generation (``helpers.sampling``). Where each formula lives: softmax in ``helpers.attention``, log-softmax in
+``helpers.numerics``, LayerNorm, GELU and the cross-entropy (and their backward passes) in ``helpers.layers``,
+the softmax's backward pass (07's) in ``helpers.backward``; here the chain rule that joins them, batched over
+the heads, and the sampling distribution (temperature, top-k) that ``generate`` and ``helpers.sampling`` draw from.
 Parameters are float32 unless ``init_params`` is given another float type; every gradient has its
 parameter's dtype. Every public function checks its arguments and raises ``TypeError`` (wrong kind of
-thing) or ``ValueError`` (right kind, wrong shape or value) naming the argument and the shapes it got.
+thing) or ``ValueError`` (right kind, wrong shape or value) naming the argument and the shapes it got; the
+``..._unchecked`` functions and ``block`` take checked arrays (the other model modules call them).
 """
 
 from __future__ import annotations
@@ -30,11 +36,13 @@ import hashlib
 import math
 from dataclasses import astuple, dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
-from helpers.attention import causal_mask
-from helpers.generation import KVCache, decode_step
+from helpers.attention import softmax_in_place
+from helpers.backward import softmax_backward_unchecked
+from helpers.generation import KVCache
 from helpers.layers import (
     cross_entropy_backward_unchecked,
     cross_entropy_unchecked,
@@ -43,6 +51,7 @@ from helpers.layers import (
     layer_norm_backward_unchecked,
     layer_norm_unchecked,
 )
+from helpers.numerics import log_softmax_unchecked
 from helpers.validate import check_index_pairs, check_int, check_real
 
 __all__ = [
@@ -62,6 +71,7 @@ __all__ = [
     "CORPUS_PATH",
     "MODEL_PATH",
     "LOG_PATH",
+    "stream_losses",  # notebook 14
 ]
 
 DATA = Path(__file__).parent / "data"
@@ -74,8 +84,6 @@ _FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64
 
 # --------------------------------------------------------------------------- checks of this model's arguments
 # (numbers and flags: helpers.validate; here only what knows the model: its config, parameters and token ids)
-
-
 
 
 def check_tokens(tokens: object, name: str, config: GPTConfig, *, ndims: tuple = (1, 2), max_T: int | None = -1) -> np.ndarray:
@@ -107,6 +115,7 @@ def check_tokens(tokens: object, name: str, config: GPTConfig, *, ndims: tuple =
 
 
 def check_config(config: object) -> GPTConfig:
+    """``config`` itself if it is a GPTConfig, else a TypeError."""
     if not isinstance(config, GPTConfig):
         raise TypeError(f"config must be a GPTConfig, got {type(config).__name__}")
     return config
@@ -144,8 +153,6 @@ def check_params(config: GPTConfig, params: object, *, finite: bool = True) -> d
                 raise ValueError(f"params[{name!r}] holds {W[where]} at index {where} (shape {W.shape}): "
                                  "every parameter must be finite")
     return params
-
-
 
 
 # --------------------------------------------------------------------------- configuration and parameters
@@ -215,126 +222,150 @@ def init_params(config: GPTConfig, seed: int = 0, dtype: type = np.float32) -> d
     return params
 
 
-# --------------------------------------------------------------------------- forward and backward
+# --------------------------------------------------------------------------- one block, the whole model
 
 
-_MASKS: dict[tuple[int, str], np.ndarray] = {}
+class BlockValues(NamedTuple):
+    """What one block's backward pass needs from its forward pass (rows: the B·T tokens)."""
+
+    h1: np.ndarray  # (B·T, d_model) LN₁(x), the input of W_q, W_k, W_v
+    xhat1: np.ndarray  # (B·T, d_model) LN₁'s x̂
+    rstd1: np.ndarray  # (B·T, 1) LN₁'s 1/√(var + eps)
+    Q: np.ndarray  # (B, h, T, d_head) the queries, already divided by √d_head
+    K: np.ndarray  # (B, h, n, d_head) the keys the queries read (n = T without a cache)
+    V: np.ndarray  # (B, h, n, d_head) the values
+    P: np.ndarray  # (B, h, T, n) attention weights
+    concat: np.ndarray  # (B·T, d_model) the heads' outputs side by side, the input of W_o
+    h2: np.ndarray  # (B·T, d_model) LN₂(x), the input of the MLP
+    xhat2: np.ndarray  # (B·T, d_model)
+    rstd2: np.ndarray  # (B·T, 1)
+    a: np.ndarray  # (B·T, d_ff) h2 W_1 + b_1, the input of GELU
+    g: np.ndarray  # (B·T, d_ff) GELU(a)
+    s: np.ndarray  # (B·T, d_ff) ½(1 + tanh u) of GELU, re-used by its backward pass
 
 
-def _causal_additive(T: int, dtype: np.dtype) -> np.ndarray:
-    """(T, T) 0 on and below the diagonal, −inf above: added to the scores, the causal mask."""
-    key = (T, np.dtype(dtype).str)
+class ForwardValues(NamedTuple):
+    """What the whole model's backward pass needs: every block's values and the final LayerNorm's."""
+
+    blocks: list[BlockValues]
+    hf: np.ndarray  # (B·T, d_model) LN_f(x), the input of W_out
+    xhatf: np.ndarray  # (B·T, d_model)
+    rstdf: np.ndarray  # (B·T, 1)
+
+
+_MASKS: dict[tuple[int, int, str], np.ndarray] = {}
+
+
+def _causal_additive(T: int, n: int, dtype: np.dtype) -> np.ndarray:
+    """(T, n): 0 where the query (the last T of n positions) may read the key, −inf on later keys: the causal mask."""
+    key = (T, n, np.dtype(dtype).str)
     if key not in _MASKS:
-        _MASKS[key] = np.where(causal_mask(T), 0, -np.inf).astype(dtype)  # (T, T) key j > query i is hidden
+        _MASKS[key] = np.where(np.triu(np.ones((T, n), bool), k=n - T + 1), -np.inf, 0).astype(dtype)  # (T, n)
     return _MASKS[key]
 
 
-def forward_unchecked(config: GPTConfig, p: dict[str, np.ndarray], tokens: np.ndarray, keep: bool,
-             ablate: tuple[tuple[int, int], ...] = ()) -> tuple[np.ndarray, list]:
-    """logits (B, T, V) for tokens (B, T), and (if keep) what the backward pass needs, layer by layer;
-    the heads named in ``ablate`` (checked (layer, head) pairs) output 0 before W_o."""
+def _layer(p: dict[str, np.ndarray], layer: int) -> dict[str, np.ndarray]:
+    """Layer ``layer``'s parameters by their short names: "W_q", "ln1.g", ... (as param_shapes lists them)."""
+    return {name: p[f"l{layer}.{name}"] for name in _LAYER_NAMES}
+
+
+_LAYER_NAMES = ("ln1.g", "ln1.b", "W_q", "W_k", "W_v", "W_o", "ln2.g", "ln2.b", "W_1", "b_1", "W_2", "b_2")
+
+
+def block(x: np.ndarray, w: dict, B: int, n_heads: int, cache: KVCache | None = None,
+          ablate: tuple[int, ...] = ()) -> tuple[np.ndarray, BlockValues]:
+    """One pre-LN block on checked rows x (B·T, d_model): x + attention(LN₁(x)), then + MLP(LN₂(x)).
+
+    With 09's ``cache`` (B = 1) the T new tokens' keys and values are appended to it and the queries read every
+    position it holds (with a window: one token at a time). The heads in ``ablate`` output 0 before W_o."""
+    BT, D = x.shape
+    T, dh = BT // B, D // n_heads
+    h1, xhat1, rstd1 = layer_norm_unchecked(x, w["ln1.g"], w["ln1.b"])  # (B·T, d_model)
+    Q, K, V = (h1 @ w[name] for name in ("W_q", "W_k", "W_v"))  # (B·T, d_model) @ (d_model, d_model) each
+    Q *= Q.dtype.type(1.0 / math.sqrt(dh))  # Q/√d_head: fewer products than scaling the (T, n) scores
+    Q, K, V = (Y.reshape(B, T, n_heads, dh).transpose(0, 2, 1, 3) for Y in (Q, K, V))  # (B, h, T, d_head), views
+    if cache is not None:
+        cache.append_unchecked(K[0], V[0])  # (h, T, d_head) each, of the cache's dtype
+        K, V = cache.K[None], cache.V[None]  # (1, h, n, d_head) each: every cached position, these T last
+    P = Q @ K.swapaxes(-1, -2)  # (B, h, T, d_head) @ (B, h, d_head, n) -> (B, h, T, n) scaled scores
+    if T > 1:  # one new token reads every key: nothing to mask
+        P += _causal_additive(T, K.shape[-2], P.dtype)  # (B, h, T, n) + (T, n): −inf on later keys
+    P = softmax_in_place(P)  # (B, h, T, n) attention weights, rows sum to 1 (in place unless float16)
+    O = P @ V  # (B, h, T, n) @ (B, h, n, d_head) -> (B, h, T, d_head)
+    if ablate:
+        O[:, list(ablate)] = 0  # (B, len(ablate), T, d_head) removed heads write nothing
+    concat = O.transpose(0, 2, 1, 3).reshape(BT, D)  # (B, T, h, d_head) -> (B·T, d_model), a copy
+    x = x + concat @ w["W_o"]  # (B·T, d_model) @ (d_model, d_model): the residual stream
+    h2, xhat2, rstd2 = layer_norm_unchecked(x, w["ln2.g"], w["ln2.b"])  # (B·T, d_model)
+    a = h2 @ w["W_1"]  # (B·T, d_model) @ (d_model, d_ff) -> (B·T, d_ff)
+    a += w["b_1"]
+    g, s = gelu_unchecked(a)  # (B·T, d_ff) each: GELU(a) and s = ½(1 + tanh u)
+    x = x + g @ w["W_2"]  # (B·T, d_ff) @ (d_ff, d_model) -> (B·T, d_model)
+    x += w["b_2"]
+    return x, BlockValues(h1, xhat1, rstd1, Q, K, V, P, concat, h2, xhat2, rstd2, a, g, s)
+
+
+def forward_unchecked(config: GPTConfig, p: dict[str, np.ndarray], tokens: np.ndarray, keep: bool = False,
+                      ablate: tuple[tuple[int, int], ...] = (), caches: list[KVCache] | None = None,
+                      start: int = 0) -> tuple[np.ndarray, ForwardValues | None]:
+    """logits (B, T, V) for checked tokens (B, T) at positions start .. start + T − 1, and (if keep) what the
+    backward pass needs; through one KVCache per layer when ``caches`` is given (B = 1, 09's cached step)."""
     B, T = tokens.shape
-    D, H, dh = config.d_model, config.n_heads, config.d_head
-    dtype = p["tok_emb"].dtype
     x = p["tok_emb"][tokens]  # (B, T) -> (B, T, d_model)
-    x += p["pos_emb"][:T]  # (B, T, d_model) + (T, d_model)
-    x = x.reshape(B * T, D)  # (B·T, d_model) every token a row
-    mask = _causal_additive(T, dtype)  # (T, T)
-    scale = dtype.type(1.0 / math.sqrt(dh))
-    caches = []
-    for layer in range(config.n_layers):
-        q = f"l{layer}."
-        h1, xhat1, rstd1 = layer_norm_unchecked(x, p[q + "ln1.g"], p[q + "ln1.b"])  # (B·T, d_model)
-        W_qkv = np.concatenate([p[q + "W_q"], p[q + "W_k"], p[q + "W_v"]], axis=1)  # (d_model, 3·d_model)
-        qkv = h1 @ W_qkv  # (B·T, d_model) @ (d_model, 3·d_model) -> (B·T, 3·d_model)
-        qkv[:, :D] *= scale  # Q/√d_head: scaling the (B·T, d_model) queries costs less than the (B, h, T, T) scores
-        qkv = qkv.reshape(B, T, 3, H, dh).transpose(2, 0, 3, 1, 4)  # (3, B, h, T, d_head) views, no copy
-        Qh, Kh, Vh = qkv[0], qkv[1], qkv[2]  # (B, h, T, d_head) each; Qh already scaled
-        P = Qh @ Kh.swapaxes(-1, -2)  # (B, h, T, d_head) @ (B, h, d_head, T) -> (B, h, T, T) scaled scores
-        P += mask  # (B, h, T, T) + (T, T): −inf on future keys
-        P -= P.max(axis=-1, keepdims=True)  # (B, h, T, T) every row's largest is 0
-        np.exp(P, out=P)
-        P *= 1.0 / P.sum(axis=-1, keepdims=True)  # (B, h, T, T) attention weights, rows sum to 1
-        O = P @ Vh  # (B, h, T, T) @ (B, h, T, d_head) -> (B, h, T, d_head)
-        if ablate:
-            for head in [hd for ly, hd in ablate if ly == layer]:
-                O[:, head] = 0  # (B, T, d_head) this head writes nothing
-        concat = O.transpose(0, 2, 1, 3).reshape(B * T, D)  # (B, T, h, d_head) -> (B·T, d_model), a copy
-        x = x + concat @ p[q + "W_o"]  # (B·T, d_model) @ (d_model, d_model): the residual stream
-        h2, xhat2, rstd2 = layer_norm_unchecked(x, p[q + "ln2.g"], p[q + "ln2.b"])  # (B·T, d_model)
-        a = h2 @ p[q + "W_1"]  # (B·T, d_model) @ (d_model, d_ff) -> (B·T, d_ff)
-        a += p[q + "b_1"]
-        g, s = gelu_unchecked(a)  # (B·T, d_ff) each: GELU(a) and s = ½(1 + tanh u)
-        x = x + g @ p[q + "W_2"]  # (B·T, d_ff) @ (d_ff, d_model) -> (B·T, d_model)
-        x += p[q + "b_2"]
-        if keep:
-            caches.append((h1, xhat1, rstd1, W_qkv, qkv, P, concat, h2, xhat2, rstd2, a, g, s))
+    x += p["pos_emb"][start:start + T]  # (B, T, d_model) + (T, d_model)
+    x = x.reshape(B * T, config.d_model)  # (B·T, d_model) every token a row
+    blocks = []  # with keep: each block's values, for the backward pass
+    for i in range(config.n_layers):
+        x, values = block(x, _layer(p, i), B, config.n_heads, None if caches is None else caches[i],
+                          tuple(head for layer, head in ablate if layer == i))  # (B·T, d_model)
+        blocks += [values] if keep else []
     hf, xhatf, rstdf = layer_norm_unchecked(x, p["ln_f.g"], p["ln_f.b"])  # (B·T, d_model)
     logits = hf @ p["W_out"]  # (B·T, d_model) @ (d_model, V) -> (B·T, V)
-    if keep:
-        caches.append((hf, xhatf, rstdf))
-    return logits.reshape(B, T, config.vocab_size), caches
+    return logits.reshape(B, T, config.vocab_size), ForwardValues(blocks, hf, xhatf, rstdf) if keep else None
 
 
-def _backward(config: GPTConfig, p: dict, tokens: np.ndarray, dlogits: np.ndarray, caches: list) -> dict:
-    """Every parameter's gradient from dL/dlogits (B·T, V) and the forward pass's caches."""
+def _backward(config: GPTConfig, p: dict, tokens: np.ndarray, dlogits: np.ndarray, fwd: ForwardValues) -> dict:
+    """Every parameter's gradient from dL/dlogits (B·T, V) and the forward pass's values, in init_params' order."""
     B, T = tokens.shape
     D, H, dh = config.d_model, config.n_heads, config.d_head
-    scale = p["tok_emb"].dtype.type(1.0 / math.sqrt(dh))
-    grads = {}
-    hf, xhatf, rstdf = caches[-1]
-    grads["W_out"] = hf.T @ dlogits  # (d_model, B·T) @ (B·T, V) -> (d_model, V)
+    scale = dlogits.dtype.type(1.0 / math.sqrt(dh))
+    grads = {"W_out": fwd.hf.T @ dlogits}  # (d_model, B·T) @ (B·T, V) -> (d_model, V)
     dhf = dlogits @ p["W_out"].T  # (B·T, V) @ (V, d_model) -> (B·T, d_model)
-    dx, grads["ln_f.g"], grads["ln_f.b"] = layer_norm_backward_unchecked(dhf, xhatf, rstdf, p["ln_f.g"])  # (B·T, d_model)
+    dx, grads["ln_f.g"], grads["ln_f.b"] = layer_norm_backward_unchecked(dhf, fwd.xhatf, fwd.rstdf, p["ln_f.g"])
     for layer in reversed(range(config.n_layers)):
-        q = f"l{layer}."
-        h1, xhat1, rstd1, W_qkv, qkv, P, concat, h2, xhat2, rstd2, a, g, s = caches[layer]
+        q, v, w = f"l{layer}.", fwd.blocks[layer], _layer(p, layer)  # the names, the saved values, the parameters
         # the MLP: x += GELU(h2 W_1 + b_1) W_2 + b_2; dx flows on unchanged through the residual
         grads[q + "b_2"] = dx.sum(axis=0)  # (d_model,)
-        grads[q + "W_2"] = g.T @ dx  # (d_ff, B·T) @ (B·T, d_model) -> (d_ff, d_model)
-        dg = dx @ p[q + "W_2"].T  # (B·T, d_model) @ (d_model, d_ff) -> (B·T, d_ff)
-        da = gelu_backward_unchecked(dg, a, s)  # (B·T, d_ff)
+        grads[q + "W_2"] = v.g.T @ dx  # (d_ff, B·T) @ (B·T, d_model) -> (d_ff, d_model)
+        da = gelu_backward_unchecked(dx @ w["W_2"].T, v.a, v.s)  # (B·T, d_model) @ (d_model, d_ff) -> (B·T, d_ff)
         grads[q + "b_1"] = da.sum(axis=0)  # (d_ff,)
-        grads[q + "W_1"] = h2.T @ da  # (d_model, B·T) @ (B·T, d_ff) -> (d_model, d_ff)
-        dh2 = da @ p[q + "W_1"].T  # (B·T, d_ff) @ (d_ff, d_model) -> (B·T, d_model)
-        dx2, grads[q + "ln2.g"], grads[q + "ln2.b"] = layer_norm_backward_unchecked(dh2, xhat2, rstd2, p[q + "ln2.g"])
+        grads[q + "W_1"] = v.h2.T @ da  # (d_model, B·T) @ (B·T, d_ff) -> (d_model, d_ff)
+        dh2 = da @ w["W_1"].T  # (B·T, d_ff) @ (d_ff, d_model) -> (B·T, d_model)
+        dx2, grads[q + "ln2.g"], grads[q + "ln2.b"] = layer_norm_backward_unchecked(dh2, v.xhat2, v.rstd2, w["ln2.g"])
         dx += dx2  # (B·T, d_model)
-        # attention: x += concat W_o; 07's backward for all heads at once
-        grads[q + "W_o"] = concat.T @ dx  # (d_model, B·T) @ (B·T, d_model) -> (d_model, d_model)
-        dconcat = dx @ p[q + "W_o"].T  # (B·T, d_model) @ (d_model, d_model) -> (B·T, d_model)
-        dO = dconcat.reshape(B, T, H, dh).transpose(0, 2, 1, 3)  # (B·T, d_model) -> (B, h, T, d_head), a view
-        Qh, Kh, Vh = qkv[0], qkv[1], qkv[2]  # (B, h, T, d_head) each; Qh is Q/√d_head
-        dqkv = np.empty((B, T, 3, H, dh), dtype=dx.dtype)  # (B, T, 3, h, d_head): dQ, dK, dV in W_qkv's column order
-        dqkv_h = dqkv.transpose(2, 0, 3, 1, 4)  # (3, B, h, T, d_head), a view to write into
-        np.matmul(P.swapaxes(-1, -2), dO, out=dqkv_h[2])  # dV = Pᵀ dO: (B, h, T, T) @ (B, h, T, d_head)
-        dP = dO @ Vh.swapaxes(-1, -2)  # (B, h, T, d_head) @ (B, h, d_head, T) -> (B, h, T, T)
-        # rowsum(dP ∘ P) = rowsum(dO ∘ O) (FlashAttention's shortcut: dP_ij = dO_i·V_j and Σ_j P_ij V_j = O_i),
-        # over d_head columns instead of T
-        row_dot = np.einsum("nhd,nhd->nh", dconcat.reshape(B * T, H, dh), concat.reshape(B * T, H, dh))  # (B·T, h)
-        dP -= row_dot.reshape(B, T, H).transpose(0, 2, 1)[..., None]  # (B, h, T, T) − (B, h, T, 1)
-        dP *= P  # dS = P ∘ (dP − rowsum(dP ∘ P)); 0 on masked keys since P is 0 there
-        np.matmul(dP, Kh, out=dqkv_h[0])  # dS K: (B, h, T, T) @ (B, h, T, d_head) -> (B, h, T, d_head)
-        dqkv_h[0] *= scale  # dQ = dS K / √d_head
-        np.matmul(dP.swapaxes(-1, -2), Qh, out=dqkv_h[1])  # dK = dSᵀ Q/√d_head: (B, h, T, T) @ (B, h, T, d_head)
-        dqkv = dqkv.reshape(B * T, 3 * D)  # (B·T, 3·d_model)
-        dW_qkv = h1.T @ dqkv  # (d_model, B·T) @ (B·T, 3·d_model) -> (d_model, 3·d_model)
-        grads[q + "W_q"], grads[q + "W_k"], grads[q + "W_v"] = (
-            np.ascontiguousarray(dW_qkv[:, i * D:(i + 1) * D]) for i in range(3))  # (d_model, d_model) each
-        dh1 = dqkv @ W_qkv.T  # (B·T, 3·d_model) @ (3·d_model, d_model) -> (B·T, d_model)
-        dx1, grads[q + "ln1.g"], grads[q + "ln1.b"] = layer_norm_backward_unchecked(dh1, xhat1, rstd1, p[q + "ln1.g"])
+        # attention: x += concat W_o; 07's backward (helpers.backward) for all heads at once
+        grads[q + "W_o"] = v.concat.T @ dx  # (d_model, B·T) @ (B·T, d_model) -> (d_model, d_model)
+        dO = (dx @ w["W_o"].T).reshape(B, T, H, dh).transpose(0, 2, 1, 3)  # (B·T, d_model) -> (B, h, T, d_head)
+        _, dS = softmax_backward_unchecked(v.P, dO @ v.V.swapaxes(-1, -2))  # dP = dO Vᵀ (B, h, T, T) -> dS
+        dY = {"W_q": dS @ v.K * scale,  # dQ = dS K/√d_head: (B, h, T, T) @ (B, h, T, d_head)
+              "W_k": dS.swapaxes(-1, -2) @ v.Q,  # dK = dSᵀ Q/√d_head
+              "W_v": v.P.swapaxes(-1, -2) @ dO}  # dV = Pᵀ dO
+        dh1 = 0
+        for name, d in dY.items():
+            d = d.transpose(0, 2, 1, 3).reshape(B * T, D)  # (B, h, T, d_head) -> (B·T, d_model), a copy
+            grads[q + name] = v.h1.T @ d  # (d_model, B·T) @ (B·T, d_model) -> (d_model, d_model)
+            dh1 = dh1 + d @ w[name].T  # (B·T, d_model) @ (d_model, d_model): the three paths into LN₁(x) add up
+        dx1, grads[q + "ln1.g"], grads[q + "ln1.b"] = layer_norm_backward_unchecked(dh1, v.xhat1, v.rstd1, w["ln1.g"])
         dx += dx1  # (B·T, d_model)
-    dx = dx.reshape(B, T, D)  # (B, T, d_model)
     grads["pos_emb"] = np.zeros_like(p["pos_emb"])  # (context, d_model): positions >= T get 0
-    grads["pos_emb"][:T] = dx.sum(axis=0)  # (T, d_model)
+    grads["pos_emb"][:T] = dx.reshape(B, T, D).sum(axis=0)  # (T, d_model)
     onehot = np.zeros((B * T, config.vocab_size), dtype=dx.dtype)  # (B·T, V)
     onehot[np.arange(B * T), tokens.ravel()] = 1
-    grads["tok_emb"] = onehot.T @ dx.reshape(B * T, D)  # (V, B·T) @ (B·T, d_model): each row sums its tokens
+    grads["tok_emb"] = onehot.T @ dx  # (V, B·T) @ (B·T, d_model): each row sums its token's positions
     return {name: grads[name] for name in p}  # init_params' order
 
 
-def _batched(config: GPTConfig, tokens: object, name: str = "tokens") -> tuple[np.ndarray, bool]:
-    tokens = check_tokens(tokens, name, config)
-    return (tokens[None], True) if tokens.ndim == 1 else (tokens, False)
+# --------------------------------------------------------------------------- the public model
 
 
 def check_ablate(config: GPTConfig, ablate: object) -> tuple[tuple[int, int], ...]:
@@ -350,15 +381,15 @@ def forward(config: GPTConfig, params: dict[str, np.ndarray], tokens: object, *,
     config = check_config(config)
     params = check_params(config, params)
     ablate = check_ablate(config, ablate)
-    tokens, single = _batched(config, tokens)
-    logits, _ = forward_unchecked(config, params, tokens, keep=False, ablate=ablate)  # (B, T, V)
-    return logits[0] if single else logits
+    tokens = check_tokens(tokens, "tokens", config)  # (B, T) or (T,)
+    logits, _ = forward_unchecked(config, params, tokens.reshape(-1, tokens.shape[-1]), ablate=ablate)  # (B, T, V)
+    return logits.reshape(*tokens.shape, config.vocab_size)
 
 
 def attention_weights_unchecked(config: GPTConfig, params: dict, tokens: np.ndarray, ablate: tuple = ()) -> np.ndarray:
     """(L, B, h, T, T) for checked tokens (B, T): every head's attention weights (no argument checks)."""
-    _, caches = forward_unchecked(config, params, tokens, keep=True, ablate=ablate)
-    return np.stack([c[5] for c in caches[:-1]])  # (L, B, h, T, T)
+    _, fwd = forward_unchecked(config, params, tokens, keep=True, ablate=ablate)
+    return np.stack([values.P for values in fwd.blocks])  # (L, B, h, T, T)
 
 
 def attention_weights(config: GPTConfig, params: dict[str, np.ndarray], tokens: object) -> np.ndarray:
@@ -384,52 +415,41 @@ def loss_and_grads(
         raise ValueError(f"targets has shape {targets.shape} but tokens has shape {tokens.shape}: "
                          "one target (the next token) per token, in the tokens' shape")
     tokens = tokens.reshape(-1, tokens.shape[-1])  # (B, T); one sequence is a batch of 1
-    logits, caches = forward_unchecked(config, params, tokens, keep=True)  # (B, T, V)
+    logits, fwd = forward_unchecked(config, params, tokens, keep=True)  # (B, T, V)
     loss, probs = cross_entropy_unchecked(logits.reshape(-1, config.vocab_size), targets.reshape(-1))  # probs (B·T, V)
     dlogits = cross_entropy_backward_unchecked(probs, targets.reshape(-1))  # (B·T, V)
-    return loss, _backward(config, params, tokens, dlogits, caches)
+    return loss, _backward(config, params, tokens, dlogits, fwd)
 
 
 # --------------------------------------------------------------------------- generation
 
 
-def sample_next(logits: np.ndarray, temperature: float, top_k: int | None, rng: np.random.Generator) -> int:
-    """One token id from logits (V,): argmax at temperature 0, else a draw from softmax(logits / T) over the top k."""
+def next_token_probs_unchecked(logits: np.ndarray, temperature: float, top_k: int | None) -> np.ndarray:
+    """The distribution a token is drawn from, (V,) float64: softmax(logits / temperature) over the ``top_k``
+    largest logits (ties with the k-th kept), 0 elsewhere; at temperature 0 all of it on the (first) argmax."""
     if temperature == 0:
-        return int(np.argmax(logits))
+        p = np.zeros(len(logits))  # (V,)
+        p[int(np.argmax(logits))] = 1.0
+        return p
     z = logits.astype(np.float64) / temperature  # (V,)
     if top_k is not None and top_k < len(z):
-        kth = np.partition(z, -top_k)[-top_k]  # the k-th largest
-        z = np.where(z >= kth, z, -np.inf)  # (V,) ties with the k-th largest are kept
-    z = np.exp(z - z.max())  # (V,)
-    cdf = np.cumsum(z)  # (V,)
-    return int(min(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"), len(z) - 1))
+        z[z < np.partition(z, -top_k)[-top_k]] = -np.inf  # (V,) below the k-th largest: never drawn
+    return softmax_in_place(z)  # (V,)
 
 
-def _cached_step(config: GPTConfig, p: dict, token: int, position: int, caches: list[KVCache]) -> np.ndarray:
-    """logits (V,) for one new token at ``position``, its keys and values appended to each layer's cache."""
-    x = p["tok_emb"][token] + p["pos_emb"][position]  # (d_model,)
-    for layer, cache in enumerate(caches):
-        q = f"l{layer}."
-        h1 = layer_norm_unchecked(x, p[q + "ln1.g"], p[q + "ln1.b"])[0]  # (d_model,)
-        out, _ = decode_step(h1, cache, p[q + "W_q"], p[q + "W_k"], p[q + "W_v"],
-                             config.n_heads, config.n_heads, p[q + "W_o"])  # (d_model,): 09's step
-        x = x + out
-        h2 = layer_norm_unchecked(x, p[q + "ln2.g"], p[q + "ln2.b"])[0]  # (d_model,)
-        x = x + gelu_unchecked(h2 @ p[q + "W_1"] + p[q + "b_1"])[0] @ p[q + "W_2"] + p[q + "b_2"]  # (d_model,)
-    return layer_norm_unchecked(x, p["ln_f.g"], p["ln_f.b"])[0] @ p["W_out"]  # (d_model,) @ (d_model, V) -> (V,)
+def sample_next(logits: np.ndarray, temperature: float, top_k: int | None, rng: np.random.Generator) -> int:
+    """One token id drawn from next_token_probs_unchecked with one uniform number; at temperature 0 the argmax
+    (no number drawn)."""
+    p = next_token_probs_unchecked(logits, temperature, top_k)  # (V,)
+    if temperature == 0:
+        return int(np.argmax(p))
+    cdf = np.cumsum(p)  # (V,)
+    return int(min(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"), len(p) - 1))
 
 
-def _fill_caches(config: GPTConfig, p: dict, tokens: np.ndarray) -> tuple[np.ndarray, list[KVCache]]:
-    """Run tokens (T,) through the model once; return the last logits (V,) and one filled KVCache per layer."""
-    logits, fwd = forward_unchecked(config, p, tokens[None], keep=True)  # (1, T, V)
-    caches = []
-    for layer in range(config.n_layers):
-        qkv = fwd[layer][4]  # (3, 1, h, T, d_head)
-        cache = KVCache(config.n_heads, config.d_head)
-        cache.append(np.ascontiguousarray(qkv[1, 0]), np.ascontiguousarray(qkv[2, 0]))  # K, V (h, T, d_head)
-        caches.append(cache)
-    return logits[0, -1], caches
+def new_caches(config: GPTConfig, window: int | None = None, sinks: int = 0) -> list[KVCache]:
+    """One empty KVCache(h, d_head, window, sinks) per layer, for forward_unchecked's cached steps."""
+    return [KVCache(config.n_heads, config.d_head, window=window, sinks=sinks) for _ in range(config.n_layers)]
 
 
 def generate(
@@ -474,14 +494,15 @@ def generate(
     caches = None
     for _ in range(n_new):
         n = len(out)
-        if use_cache and n <= C:
+        if use_cache and n <= C:  # the prompt at once, then one token per step, through one cache per layer
             if caches is None:
-                logits, caches = _fill_caches(config, params, np.asarray(out, np.intp))  # the prompt, at once
+                caches, new = new_caches(config), out
             else:
-                logits = _cached_step(config, params, out[-1], n - 1, caches)  # one token through each layer
+                new = out[-1:]
+            logits = forward_unchecked(config, params, np.asarray([new], np.intp), caches=caches, start=n - len(new))[0]
         else:  # recompute: no cache, or past the context (positions shift: the cache cannot slide)
-            logits = forward_unchecked(config, params, np.asarray(out[-C:], np.intp)[None], keep=False)[0][0, -1]  # (V,)
-        out.append(sample_next(logits, temperature, top_k, rng))
+            logits = forward_unchecked(config, params, np.asarray([out[-C:]], np.intp))[0]  # (1, T, V)
+        out.append(sample_next(logits[0, -1], temperature, top_k, rng))
     return np.asarray(out, dtype=np.int64)  # (T0 + n_new,)
 
 
@@ -592,7 +613,6 @@ def stream_losses(
     (StreamingLLM with rotary positions re-numbers the cached positions and can read on forever; this model
     cannot, so what this measures is what evicting keys does to its loss, within its context.)
     """
-
     config = check_config(config)
     params = check_params(config, params)
     tokens = check_tokens(tokens, "tokens", config, ndims=(1,), max_T=None)  # (T,)
@@ -605,13 +625,9 @@ def stream_losses(
                          "re-number them, so give at most context tokens")
     window = None if window is None else check_int(window, "window", minimum=1)
     sinks = check_int(sinks, "sinks", minimum=0)
-    caches = [KVCache(config.n_heads, config.d_head, window=window, sinks=sinks) for _ in range(config.n_layers)]
+    caches = new_caches(config, window, sinks)
     losses = np.empty(T - 1)  # (T−1,) float64
     for t in range(T - 1):
-        logits = _cached_step(config, params, int(tokens[t]), t, caches).astype(np.float64)  # (V,)
-        logits -= logits.max()  # (V,) largest 0: exp cannot overflow
-        losses[t] = math.log(np.exp(logits).sum()) - logits[tokens[t + 1]]  # −log softmax(logits)[next]
+        logits = forward_unchecked(config, params, tokens[None, t:t + 1], caches=caches, start=t)[0]  # (1, 1, V)
+        losses[t] = -log_softmax_unchecked(logits[0, 0].astype(np.float64))[tokens[t + 1]]  # −log p(next)
     return losses
-
-
-__all__ += ["stream_losses"]  # appended here, beside the function (notebook 14)

@@ -17,8 +17,9 @@ Each forward formula and its gradient (07's method: a gradient ``dX`` has the sh
     cross-entropy  L = mean over positions of −log softmax(logits)[target]  (nats)
                 dL/dlogits = (softmax(logits) − onehot(target)) / N          (N positions)
 
-The public functions check their inputs and name the argument in a ``TypeError``/``ValueError``; the private
-``_...`` kernels below them take checked arrays and are what ``helpers.language_model`` runs on every step.
+The cross-entropy's softmax is ``helpers.attention``'s and its log-softmax ``helpers.numerics``'.
+The public functions check their inputs and name the argument in a ``TypeError``/``ValueError``; the
+``..._unchecked`` kernels above them take checked arrays and are what ``helpers.language_model`` runs on every step.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import math
 
 import numpy as np
 
+from helpers.attention import softmax_in_place
+from helpers.numerics import log_softmax_unchecked
 from helpers.validate import as_numeric
 
 __all__ = [
@@ -107,18 +110,14 @@ def gelu_backward_unchecked(dy: np.ndarray, x: np.ndarray, s: np.ndarray) -> np.
 
 def cross_entropy_unchecked(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:
     """(mean −log p[target], softmax probabilities) for logits (N, V) and targets (N,)."""
-    z = logits - logits.max(axis=-1, keepdims=True)  # (N, V) every entry <= 0
-    np.exp(z, out=z)  # (N, V)
-    total = z.sum(axis=-1, keepdims=True)  # (N, 1)
-    z /= total  # (N, V) probabilities, rows sum to 1
-    picked = z[np.arange(len(targets)), targets]  # (N,) p[target]
+    probs = softmax_in_place(logits.copy())  # (N, V) rows sum to 1
+    picked = probs[np.arange(len(targets)), targets]  # (N,) p[target]
     with np.errstate(divide="ignore"):
         loss = -np.mean(np.log(picked, dtype=np.float64))  # float64 sum: N may be large
     if not np.isfinite(loss):  # p underflowed to 0 for some target: redo that part in log space
-        logp = logits - logits.max(axis=-1, keepdims=True)  # (N, V)
-        logp -= np.log(np.exp(logp).sum(axis=-1, keepdims=True))  # (N, V) log-softmax
+        logp = log_softmax_unchecked(logits)  # (N, V)
         loss = -np.mean(logp[np.arange(len(targets)), targets], dtype=np.float64)
-    return float(loss), z
+    return float(loss), probs
 
 
 def cross_entropy_backward_unchecked(probs: np.ndarray, targets: np.ndarray) -> np.ndarray:

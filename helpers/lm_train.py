@@ -16,6 +16,12 @@ The validation loss is measured on consecutive windows of ``context`` characters
 window starts with no earlier text, as in training); the unigram and bigram baselines (add-one smoothing,
 counted on the training text) are scored on the same positions.
 
+The update is ``helpers.training.adam_step``, the package's one Adam, with eps added to √v (``adam_step`` here:
+the order the committed model was trained with; notebook 12's toy loop uses it too). The loop is not 07's or 11's (``train`` in
+``helpers.training`` and ``helpers.induction``): besides the model, it warms the learning rate up, measures the
+validation text and the induction heads every ``every`` steps and keeps the best parameters, which a toy that a
+lesson trains in a few seconds does not need; each of the three loops is the one its notebook writes out.
+
 Shape notation: B rows per batch, T = context tokens per row, L layers, h heads, V symbols.
 """
 
@@ -24,6 +30,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +55,7 @@ from helpers.language_model import (
     save_model,
 )
 from helpers.layers import cross_entropy_unchecked
+from helpers.training import adam_step as _adam_step
 from helpers.validate import check_int
 
 __all__ = [
@@ -66,23 +74,8 @@ __all__ = [
 # --------------------------------------------------------------------------- optimiser and data
 
 
-def adam_step(params: dict, grads: dict, state: dict | None, lr: float,
-              beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8) -> dict:
-    """One Adam update of ``params`` in place (moments in the params' dtype); returns the new state."""
-    if state is None:
-        state = {"t": 0, "m": {n: np.zeros_like(W) for n, W in params.items()},
-                 "v": {n: np.zeros_like(W) for n, W in params.items()}}
-    state["t"] += 1
-    t = state["t"]
-    step = lr * math.sqrt(1 - beta2**t) / (1 - beta1**t)  # the bias corrections folded into the step size
-    for n, W in params.items():
-        g, m, v = grads[n], state["m"][n], state["v"][n]
-        m *= beta1
-        m += (1 - beta1) * g  # running mean of the gradient
-        v *= beta2
-        v += (1 - beta2) * (g * g)  # running mean of its square
-        W -= step * m / (np.sqrt(v) + eps)  # each entry moves by about lr
-    return state
+adam_step = partial(_adam_step, eps_on_raw=True)  # the package's one Adam, in the order make model trains with
+adam_step.__doc__ = "helpers.training.adam_step with eps_on_raw=True: (new params, new state); see its docstring."
 
 
 def make_batch(ids: np.ndarray, batch_size: int, T: int, rng: np.random.Generator, *, vocab_size: int,
@@ -127,7 +120,7 @@ def text_loss(config: GPTConfig, params: dict, ids: np.ndarray, batch_size: int 
     for group in groups:
         tokens = np.stack([w[0] for w in group])  # (b, T)
         targets = np.stack([w[1] for w in group])  # (b, T)
-        logits, _ = forward_unchecked(config, params, tokens, keep=False)  # (b, T, V)
+        logits, _ = forward_unchecked(config, params, tokens)  # (b, T, V)
         loss, _ = cross_entropy_unchecked(logits.reshape(-1, config.vocab_size), targets.reshape(-1))
         total += loss * targets.size
         count += targets.size
@@ -196,7 +189,7 @@ def train(config: GPTConfig, tokenizer: Tokenizer, train_text: str, valid_text: 
         loss, grads = loss_and_grads(config, params, tokens, targets)
         recent.append(loss)
         rate = lr * min(1.0, (step + 1) / warmup)
-        state = adam_step(params, grads, state, rate)
+        params, state = adam_step(params, grads, state, rate)  # eps on √v, as the committed model was trained
     chosen = "best validation loss"
     if best_head["valid_loss"] < math.inf and best_head["step"] != best["step"]:
         chosen = "best validation loss among snapshots with an induction head (the overall best had none)"

@@ -11,9 +11,11 @@ Shape notation (as in ``helpers.language_model``):
 
 ``generate`` of ``helpers.language_model`` samples with ``softmax(logits / temperature)`` over the ``top_k``
 largest logits, one uniform number of ``np.random.default_rng(seed)`` per character (none at temperature 0:
-greedy). ``next_char_probs`` is that distribution; ``trace_generation`` runs the same loop with 09's cache and
-keeps, at every step, the distribution and each head's attention row of the newest character, so that a step
-slider can re-use them; ``draw_margins`` says how close each choice was to going another way.
+greedy). ``next_char_probs`` is that distribution (``helpers.language_model.next_token_probs_unchecked``, with
+checked arguments); ``trace_generation`` runs the same loop through the model's own cached step (09's
+``KVCache``, ``language_model.block``) and keeps, at every step, the distribution and each head's attention row
+of the newest character, so that a step slider can re-use them; ``draw_margins`` says how close each choice was
+to going another way.
 """
 
 from __future__ import annotations
@@ -28,9 +30,11 @@ from helpers.language_model import (
     check_config,
     check_params,
     check_tokens,
+    forward_unchecked,
+    new_caches,
+    next_token_probs_unchecked,
     sample_next,
 )
-from helpers.layers import LN_EPS, gelu_unchecked
 from helpers.validate import as_numeric, check_int, check_real, check_rng
 
 __all__ = ["next_char_probs", "GenerationTrace", "trace_generation", "draw_margins", "dropout", "nats_to_bits"]
@@ -46,20 +50,11 @@ def _check_sampling(temperature: object, top_k: object, V: int) -> tuple[float, 
 def next_char_probs(logits: object, temperature: float = 1.0, top_k: int | None = None) -> np.ndarray:
     """The distribution ``generate`` draws from, (V,) float64: softmax(logits / temperature) over the ``top_k``
     largest logits (ties with the k-th kept), 0 elsewhere; temperature 0 puts all of it on the argmax."""
-    z = as_numeric(logits, "logits", min_ndim=1).astype(np.float64)  # (V,)
+    z = as_numeric(logits, "logits", min_ndim=1)  # (V,)
     if z.ndim != 1:
         raise ValueError(f"logits must be one position's (V,), got shape {z.shape}")
     temperature, top_k = _check_sampling(temperature, top_k, len(z))
-    if temperature == 0:
-        p = np.zeros_like(z)  # (V,)
-        p[int(np.argmax(z))] = 1.0
-        return p
-    z = z / temperature  # (V,)
-    if top_k is not None and top_k < len(z):
-        kth = np.partition(z, -top_k)[-top_k]  # the k-th largest
-        z = np.where(z >= kth, z, -np.inf)  # (V,)
-    e = np.exp(z - z.max())  # (V,) 0 outside the top k
-    return e / e.sum()
+    return next_token_probs_unchecked(z, temperature, top_k)  # (V,)
 
 
 class GenerationTrace(NamedTuple):
@@ -76,48 +71,6 @@ class GenerationTrace(NamedTuple):
     n_prompt: int
 
 
-def _ln(x: np.ndarray, g: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """LayerNorm of one token (d_model,): helpers.layers' formula, without its batch bookkeeping."""
-    xc = x - x.mean()  # (d_model,)
-    return xc * (1.0 / math.sqrt(float(xc @ xc) / len(xc) + LN_EPS)) * g + b
-
-
-class _Cache:
-    """Every layer's keys and values (L, h, n, d_head), preallocated: 09's KVCache, one buffer for all layers
-    (a step writes one position and reads the first t; no checks per step: trace_generation checked once)."""
-
-    def __init__(self, config: GPTConfig, p: dict, n: int, dtype: np.dtype) -> None:
-        L, H, dh = config.n_layers, config.n_heads, config.d_head
-        self.K = np.empty((L, H, n, dh), dtype)  # (L, h, n, d_head)
-        self.V = np.empty((L, H, n, dh), dtype)
-        self.W_qkv = [np.concatenate([p[f"l{i}.W_q"], p[f"l{i}.W_k"], p[f"l{i}.W_v"]], axis=1)
-                      for i in range(L)]  # L × (d_model, 3·d_model), as language_model's forward pass
-        self.scale = 1.0 / math.sqrt(dh)
-
-
-def _step(config: GPTConfig, p: dict, token: int, t: int, cache: _Cache) -> tuple[np.ndarray, list]:
-    """logits (V,) of one new token at position t (0-based), its keys and values written into the cache, and each
-    layer's attention row (h, t + 1): the operations of language_model's cached step."""
-    D, H, dh = config.d_model, config.n_heads, config.d_head
-    x = p["tok_emb"][token] + p["pos_emb"][t]  # (d_model,)
-    rows = []
-    for layer in range(config.n_layers):
-        q = f"l{layer}."
-        qkv = _ln(x, p[q + "ln1.g"], p[q + "ln1.b"]) @ cache.W_qkv[layer]  # (3·d_model,)
-        Q = qkv[:D].reshape(H, dh) * cache.scale  # (h, d_head) already scaled, as in forward
-        cache.K[layer, :, t] = qkv[D:2 * D].reshape(H, dh)  # (h, d_head)
-        cache.V[layer, :, t] = qkv[2 * D:].reshape(H, dh)
-        K, V = cache.K[layer, :, :t + 1], cache.V[layer, :, :t + 1]  # (h, t + 1, d_head) each
-        s = np.einsum("hd,htd->ht", Q, K)  # (h, t + 1) scaled scores
-        w = np.exp(s - s.max(axis=1, keepdims=True))
-        w /= w.sum(axis=1, keepdims=True)  # (h, t + 1) attention weights
-        rows.append(w)
-        x = x + np.einsum("ht,htd->hd", w, V).reshape(D) @ p[q + "W_o"]  # (h, d_head) -> (d_model,)
-        h2 = _ln(x, p[q + "ln2.g"], p[q + "ln2.b"])  # (d_model,)
-        x = x + gelu_unchecked(h2 @ p[q + "W_1"] + p[q + "b_1"])[0] @ p[q + "W_2"] + p[q + "b_2"]  # (d_model,)
-    return _ln(x, p["ln_f.g"], p["ln_f.b"]) @ p["W_out"], rows  # (V,), L × (h, t + 1)
-
-
 def trace_generation(
     config: GPTConfig,
     params: dict[str, np.ndarray],
@@ -129,8 +82,8 @@ def trace_generation(
     seed: int = 0,
     window: int = 32,
 ) -> GenerationTrace:
-    """``generate(config, params, prompt, n_new, temperature=..., top_k=..., seed=...)`` with a key/value cache
-    (09's, one preallocated buffer for every layer), keeping every step's logits, distribution and attention rows.
+    """``generate(config, params, prompt, n_new, temperature=..., top_k=..., seed=...)`` with 09's key/value cache
+    (``KVCache``, one per layer), keeping every step's logits, distribution and attention rows.
     The same draws; the same tokens as ``generate`` unless a draw lands within rounding of an edge
     (``draw_margins`` says how far each was).
 
@@ -149,24 +102,24 @@ def trace_generation(
     L, H, V = config.n_layers, config.n_heads, config.vocab_size
     rng = np.random.default_rng(seed)
     logits_all = np.empty((n_new + 1, V), dtype=np.float64)  # (n + 1, V)
+    probs = np.empty((n_new + 1, V), dtype=np.float64)  # (n + 1, V)
     attention = np.full((n_new + 1, L, H, window), np.nan)  # (n + 1, L, h, window)
     n_keys = np.empty(n_new + 1, dtype=np.int64)  # (n + 1,)
-    cache = _Cache(config, params, T0 + n_new, params["tok_emb"].dtype)
-    for t, token in enumerate(prompt.tolist()):  # the prompt one token at a time: small products, no threads
-        logits, rows = _step(config, params, token, t, cache)  # (V,), L × (h, t + 1)
-    out = list(prompt.tolist())
+    caches = new_caches(config)  # one KVCache per layer
+    out, new = prompt.tolist(), prompt.tolist()  # the prompt at once, then one character per step
     for k in range(n_new + 1):
         t = len(out)
+        logits, fwd = forward_unchecked(config, params, np.asarray([new], np.intp), keep=True, caches=caches,
+                                        start=t - len(new))  # (1, len(new), V)
+        logits_all[k] = logits[0, -1]
+        probs[k] = next_token_probs_unchecked(logits[0, -1], temperature, top_k)  # (V,)
         keep = min(t, window)
-        logits_all[k] = logits
-        for layer, w in enumerate(rows):
-            attention[k, layer, :, window - keep:] = w[:, t - keep:]  # (h, keep) the last keep keys
+        for layer, values in enumerate(fwd.blocks):
+            attention[k, layer, :, window - keep:] = values.P[0, :, -1, t - keep:]  # (h, keep) the newest's row
         n_keys[k] = keep
-        if k == n_new:
-            break
-        out.append(sample_next(logits, temperature, top_k, rng))
-        logits, rows = _step(config, params, out[-1], t, cache)  # (V,), L × (h, t + 1)
-    probs = np.stack([next_char_probs(z, temperature, top_k) for z in logits_all])  # (n + 1, V)
+        if k < n_new:
+            out.append(sample_next(logits[0, -1], temperature, top_k, rng))
+            new = out[-1:]
     return GenerationTrace(np.asarray(out, np.int64), logits_all, probs, attention, n_keys, T0)
 
 
@@ -190,7 +143,7 @@ def draw_margins(logits: object, chosen: object, temperature: float = 1.0, top_k
             top2 = np.sort(row)[-2:]  # (2,)
             margins[i] = top2[1] - top2[0] if int(np.argmax(row)) == c else -np.inf
             continue
-        p = next_char_probs(row, temperature, top_k)  # (V,)
+        p = next_token_probs_unchecked(row, temperature, top_k)  # (V,)
         cdf = np.cumsum(p)  # (V,)
         u = rng.random() * cdf[-1]
         lo = cdf[c - 1] if c > 0 else 0.0

@@ -24,7 +24,11 @@ task forces the attention weights into the task's pattern. The tasks (``TASKS``)
               previous token and outputs its own token (the first sub-diagonal, plus (0, 0))
 
 Gradients come from ``helpers.backward.attention_backward`` and the chain rule; the update is
-Adam (``adam_step``). Randomness comes only from ``seed`` / ``rng`` arguments.
+Adam (``adam_step``, the package's one Adam: 11's toy and ``make model`` call it too). ``train`` is the loop
+notebook 07 writes out line by line and checks bit for bit; 11's (``helpers.induction.train``) and
+``make model``'s (``helpers.lm_train.train``) are their own, because they do more than run another model: 11's
+records the loss on repeated and first letters and can hold layer 1 silent, ``make model``'s warms the learning
+rate up and keeps the best parameters. Randomness comes only from ``seed`` / ``rng`` arguments.
 
 Every public function checks its arguments and raises ``TypeError`` (wrong kind of thing) or
 ``ValueError`` (right kind, wrong shape or value) with a message that names the argument and
@@ -33,6 +37,7 @@ the shapes it got.
 
 from __future__ import annotations
 
+import math
 import string
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -274,6 +279,11 @@ def loss_and_grads(
     return loss, grads
 
 
+def _float_type(W: object) -> np.dtype:
+    dtype = np.asarray(W).dtype
+    return dtype if dtype.kind == "f" else np.dtype(np.float64)
+
+
 def adam_step(
     params: dict[str, np.ndarray],
     grads: dict[str, np.ndarray],
@@ -282,8 +292,16 @@ def adam_step(
     beta1: float = 0.9,
     beta2: float = 0.999,
     eps: float = 1e-8,
+    *,
+    eps_on_raw: bool = False,
 ) -> tuple[dict[str, np.ndarray], dict]:
-    """One Adam update; returns (new params, new state). state=None starts from zero moments at t=0."""
+    """One Adam update; returns (new params, new state). state=None starts from zero moments at t=0.
+
+    The one Adam of the package: 07's and 11's toys and ``make model`` (helpers.lm_train) all call it. The
+    moments and the new parameters keep each parameter's float type (float64 for integer ones).
+    ``eps_on_raw=True`` adds eps to √v instead of √v̂, i.e. W − lr·√(1 − β₂ᵗ)/(1 − β₁ᵗ) · m/(√v + eps): Kingma
+    and Ba's "more efficient" order (section 2 of the paper), which ``make model`` trains with; it differs from
+    the default only while eps is not small against √v."""
     if not isinstance(params, dict) or not isinstance(grads, dict):
         raise TypeError(
             f"params and grads must be dicts of arrays, got {type(params).__name__} and {type(grads).__name__}"
@@ -301,7 +319,7 @@ def adam_step(
     beta2 = check_real(beta2, "beta2", low=0.0, high=1.0, low_open=False)
     eps = check_real(eps, "eps", low=0.0)
     if state is None:
-        zeros = {n: np.zeros_like(W, dtype=np.float64) for n, W in params.items()}  # each W's shape
+        zeros = {n: np.zeros(np.shape(W), _float_type(W)) for n, W in params.items()}  # each W's shape and float type
         state = {"t": 0, "m": zeros, "v": zeros}
     elif not (isinstance(state, dict) and {"t", "m", "v"} <= set(state)):
         raise TypeError(
@@ -310,9 +328,12 @@ def adam_step(
     t = state["t"] + 1
     new_params, m, v = {}, {}, {}
     for n, W in params.items():
-        g = np.asarray(grads[n])
+        g = np.asarray(grads[n], dtype=_float_type(W))
         m[n] = beta1 * state["m"][n] + (1 - beta1) * g  # running mean of the gradient, W's shape
         v[n] = beta2 * state["v"][n] + (1 - beta2) * g * g  # running mean of its square, W's shape
+        if eps_on_raw:  # the bias corrections folded into the step size
+            new_params[n] = W - lr * math.sqrt(1 - beta2**t) / (1 - beta1**t) * m[n] / (np.sqrt(v[n]) + eps)
+            continue
         m_hat = m[n] / (1 - beta1**t)  # W's shape; undo the bias toward the zero start
         v_hat = v[n] / (1 - beta2**t)  # W's shape
         new_params[n] = W - lr * m_hat / (np.sqrt(v_hat) + eps)  # W's shape; each entry moves by about lr

@@ -178,6 +178,38 @@ def test_cache_gives_the_same_tokens_as_recomputing_within_and_beyond_context():
         assert with_cache.shape == (14,) and list(with_cache[:2]) == [1, 2]
 
 
+def test_one_block_serves_the_full_pass_and_the_cached_steps():
+    """forward_unchecked through one KVCache per layer (the prompt at once, then one token at a time) gives the
+    full pass's logits and attention weights to 1e-12 in float64: the same block, with and without a cache."""
+    from helpers.language_model import forward_unchecked, new_caches
+
+    params = _perturbed(SMALL, seed=7)
+    tokens = np.array([[3, 1, 4, 1, 5, 6]])  # (1, 6): the whole context
+    full, fwd = forward_unchecked(SMALL, params, tokens, keep=True)  # (1, 6, V)
+    caches = new_caches(SMALL)
+    steps = [forward_unchecked(SMALL, params, tokens[:, :3], keep=True, caches=caches)]  # the prompt at once
+    steps += [forward_unchecked(SMALL, params, tokens[:, t:t + 1], keep=True, caches=caches, start=t) for t in range(3, 6)]
+    cached = np.concatenate([logits for logits, _ in steps], axis=1)  # (1, 6, V)
+    np.testing.assert_allclose(cached, full, rtol=0, atol=1e-12 * np.abs(full).max())
+    for layer in range(SMALL.n_layers):
+        P = fwd.blocks[layer].P[0]  # (h, 6, 6)
+        for t, (_, values) in zip(range(3, 6), steps[1:], strict=True):
+            np.testing.assert_allclose(values.blocks[layer].P[0, :, 0], P[:, t, :t + 1], rtol=0, atol=1e-12)
+    assert [len(c) for c in caches] == [6, 6]
+
+
+def test_traced_generation_is_generate_with_its_distribution():
+    from helpers.sampling import next_char_probs, trace_generation
+
+    params = _perturbed(SMALL, seed=4)
+    kwargs = {"temperature": 0.9, "top_k": 4, "seed": 2}
+    trace = trace_generation(SMALL, params, [1, 2], 4, window=3, **kwargs)
+    np.testing.assert_array_equal(trace.tokens, generate(SMALL, params, [1, 2], 4, **kwargs))
+    for k in range(5):
+        np.testing.assert_allclose(trace.logits[k], forward(SMALL, params, trace.tokens[:2 + k])[-1], atol=1e-12)
+        np.testing.assert_array_equal(trace.probs[k], next_char_probs(trace.logits[k], 0.9, 4))
+
+
 def test_seeded_sampling_is_reproducible_and_depends_on_the_seed():
     params = _perturbed(SMALL, seed=4)
     a = generate(SMALL, params, [3], 30, seed=11)

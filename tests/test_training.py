@@ -137,6 +137,23 @@ def test_adam_first_step_moves_each_entry_by_lr_against_its_gradient():
     assert state2["t"] == 2 and new2["W"][0, 0] < new["W"][0, 0]
 
 
+def test_adam_eps_on_raw_is_kingma_and_bas_efficient_order_and_keeps_the_float_type():
+    rng = np.random.default_rng(0)
+    params = {"W": rng.standard_normal((3, 4)).astype(np.float32)}
+    state_a = state_b = None
+    a, b = params, params
+    W, m, v = params["W"].astype(np.float64), np.zeros((3, 4)), np.zeros((3, 4))
+    for t in (1, 2, 3):
+        g = {"W": (1e-6 * rng.standard_normal((3, 4))).astype(np.float32)}  # small: eps matters (1e-8 vs √v ~ 1e-7)
+        a, state_a = adam_step(a, g, state_a, lr=0.01)
+        b, state_b = adam_step(b, g, state_b, lr=0.01, eps_on_raw=True)
+        m, v = 0.9 * m + 0.1 * g["W"], 0.999 * v + 0.001 * g["W"].astype(np.float64) ** 2
+        W = W - 0.01 * math.sqrt(1 - 0.999**t) / (1 - 0.9**t) * m / (np.sqrt(v) + 1e-8)  # by hand, float64
+        assert a["W"].dtype == b["W"].dtype == state_b["m"]["W"].dtype == np.float32
+    np.testing.assert_allclose(b["W"], W, rtol=1e-6)  # float32 rounding
+    assert np.abs(a["W"] - b["W"]).max() > 1e-5  # the default adds eps to √v̂: another update when g is small
+
+
 # ============================================================================ training
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from helpers.attention import softmax_in_place
 from helpers.controls import MatrixToggles, choice, text_box
 from helpers.explorer import Explorer, Shown, encode_json
 from helpers.explorers.common import register
@@ -21,13 +22,6 @@ __all__ = ["HeadsExplorer", "heads_explorer", "MAX_CHARS", "N_TOP"]
 MAX_CHARS = 64  # the longest text the explorer shows: a 64 × 64 heatmap
 N_TOP = 8  # next characters shown: the likeliest with every head in place (the same columns whatever is removed)
 _CACHE = 32  # (text, removed heads) states kept, so that going back costs no forward pass
-
-
-def _probs(logits: np.ndarray) -> np.ndarray:
-    """(V,) softmax of one row of logits, in float64."""
-    z = logits.astype(np.float64)  # (V,)
-    z = np.exp(z - z.max())
-    return z / z.sum()
 
 
 def top_symbols(full: np.ndarray, k: int = N_TOP) -> np.ndarray:
@@ -100,7 +94,7 @@ class HeadsExplorer(Explorer):
             logits, weights = run_with_weights(self.config, self.params, ids, ablate=ablate)  # (T, V), (L, h, T, T)
             ready = [[(format_matrix(w), cell_color_index(w, 0.0, 1.0), encode_json(w)) for w in layer]
                      for layer in weights]
-            self._cache[key] = (weights, _probs(logits[-1]), ready)
+            self._cache[key] = (weights, softmax_in_place(logits[-1].astype(np.float64)), ready)
             if len(self._cache) > _CACHE:
                 self._cache.popitem(last=False)
         self._cache.move_to_end(key)
