@@ -445,7 +445,7 @@ class Explorer:
                         color_bar_label="output (one scale for both)", **axes)]
         n_diff = 0 if marked is None else int(marked.sum())
         if mine is not None:
-            title = f"your {name}" + (f": {n_diff} cell{'s' * (n_diff != 1)} differ" if n_diff else "")
+            title = f"your {name}" + (f": {n_diff} cells differ" if n_diff > 1 else ": 1 cell differs" if n_diff else "")
             panels.append(Panel(mine, title, kind="values", vmin=lo, vmax=hi, color_bar_label="output (one scale for "
                                 "both)", marked=marked, **(axes if mine.shape == want2.shape else self.yours_axes(mine.shape))))
         if problem is None:
