@@ -93,3 +93,34 @@ def test_tuple_outputs():
     assert explain(lambda a: (a + 1, a * 2), spec, (np.ones(2),)).ok
     assert "return 2 things, (plus, times)" in explain(lambda a: a + 1, spec, (np.ones(2),)).problem
     assert explain(lambda a: (a + 1, a * 3), spec, (np.ones(2),)).problem.startswith("times: the largest difference")
+
+
+def test_a_mistake_of_another_shape_is_named():
+    spec = Spec(name="attend", reference=_attend, cases=SPEC.cases,
+                mistakes={"forgot the final @ X": lambda X: softmax(X @ X.T / np.sqrt(X.shape[1]))})
+    out = explain(lambda X: softmax(X @ X.T / np.sqrt(X.shape[1])), spec, (np.ones((3, 2)),))
+    assert out.problem == "forgot the final @ X" and out.value.shape == (3, 3)
+    assert explain(lambda X: X @ X.T, spec, (np.ones((3, 2)),)).problem == "your output has shape (3, 3), expected (3, 2)."
+
+
+def test_symptoms_before_the_difference():
+    spec = Spec(name="attend", reference=_attend, cases=SPEC.cases,
+                symptoms={"your result contains inf.": lambda got: np.isinf(got).any(),
+                          "never applies": lambda got: got.no_such_attribute})
+    X = np.eye(3)
+    problem = explain(lambda X: _attend(X) + np.inf, spec, (X,)).problem
+    assert problem.startswith("your result contains inf. the largest difference is at index (0, 0)")
+    assert explain(lambda X: _attend(X) + 1, spec, (X,)).problem.startswith("the largest difference")
+
+
+def test_may_overwrite_allows_an_in_place_function(capsys):
+    def overwrite(X):
+        X += 1
+        return _attend(X - 1)
+
+    assert "changed its input X in place" in explain(overwrite, SPEC, (np.eye(3),)).problem
+    spec = Spec(name="attend", reference=_attend, cases=SPEC.cases, may_overwrite=True)
+    X = np.eye(3)
+    assert explain(overwrite, spec, (X,)).ok
+    np.testing.assert_array_equal(X, np.eye(3))  # the caller's array: untouched, the engine passed a copy
+    assert check_function(overwrite, spec) and "✅ attend" in capsys.readouterr().out

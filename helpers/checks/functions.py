@@ -45,6 +45,10 @@ class Spec:
     signature; ``outputs`` names the parts of a tuple result ("output", "K_cache", ...), or is empty for one
     array. Outputs match when ``np.allclose(got, want, rtol, atol, equal_nan=True)`` holds for every part.
     ``hint`` follows "Not answered yet"; ``done`` follows "correct on N inputs" (e.g. what was tried).
+    ``symptoms`` maps a sentence ("your result contains inf: exp overflowed.") to a test of the student's output
+    (one array); for an output that no mistake explains, the first symptom that holds is said before the largest
+    difference. ``may_overwrite`` allows a function that overwrites its inputs (an in-place softmax): the engine
+    passes copies either way.
     """
 
     name: str
@@ -56,6 +60,8 @@ class Spec:
     atol: float = 1e-9
     hint: str = ""
     done: str = ""
+    symptoms: Mapping[str, Callable[[np.ndarray], bool]] = field(default_factory=dict)
+    may_overwrite: bool = False
 
 
 @dataclass
@@ -91,11 +97,11 @@ def _copy(x: object) -> object:
     return x.copy() if isinstance(x, np.ndarray) else x
 
 
-def call_student(fn: object, args: tuple) -> tuple[object, str | None]:
+def call_student(fn: object, args: tuple, may_overwrite: bool = False) -> tuple[object, str | None]:
     """``fn(*args)`` on copies of the array arguments; (result, None), or (None, the sentence for what went wrong).
 
     Float warnings are recorded and dropped (a raw warning would print a machine path); an exception is reported
-    with its type, message and the student's line; an argument changed in place is named.
+    with its type, message and the student's line; an argument changed in place is named (unless may_overwrite).
     """
     if fn is None or fn is Ellipsis:
         return None, NOT_ANSWERED
@@ -111,8 +117,8 @@ def call_student(fn: object, args: tuple) -> tuple[object, str | None]:
         return None, f"your function raised {type(err).__name__}: {err}{_student_line(fn, err)}.{extra}"
     names = list(inspect.signature(fn).parameters) if _has_signature(fn) else []
     for i, (before, after) in enumerate(zip(args, given, strict=True)):
-        if isinstance(before, np.ndarray) and not (before.shape == after.shape
-                                                   and np.array_equal(before, after, equal_nan=True)):
+        if not may_overwrite and isinstance(before, np.ndarray) and not (  # may_overwrite: e.g. in-place softmax
+                before.shape == after.shape and np.array_equal(before, after, equal_nan=True)):
             which = names[i] if i < len(names) else f"argument {i + 1}"
             return None, (f"your function changed its input {which} in place (e.g. `{which} -= ...` or "
                           f"`{which}[...] = ...`): compute a new array instead, the caller still needs {which}.")
@@ -184,9 +190,24 @@ def first_difference(got: np.ndarray, want: np.ndarray) -> str:
     return f"the largest difference is at index {where}: you have {got[where]:.4g}, expected {want[where]:.4g}"
 
 
+def _named_mistake(spec: Spec, args: tuple, got: list[np.ndarray]) -> str | None:
+    """The sentence of the first mistake whose output on ``args`` equals the student's (same shapes), else None."""
+    for sentence, wrong in spec.mistakes.items():
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                made = wrong(*(_copy(a) for a in args))
+            predicted = [np.asarray(m, dtype=np.float64) for m in (made if spec.outputs else (made,))]
+        except Exception:  # a mistake that cannot even run on this input (e.g. shapes only a square case allows)
+            continue
+        if len(predicted) == len(got) and _close(spec, got, predicted):
+            return sentence
+    return None
+
+
 def explain(fn: object, spec: Spec, args: tuple) -> Outcome:
     """Run the student's function on one input and say what is wrong (None when right). Never raises."""
-    result, problem = call_student(fn, args)
+    result, problem = call_student(fn, args, spec.may_overwrite)
     if problem is not None:
         return Outcome(None, problem)
     got, problem = _parts(result, spec)
@@ -196,29 +217,34 @@ def explain(fn: object, spec: Spec, args: tuple) -> Outcome:
     value = tuple(got) if spec.outputs else got[0]
     for g, w, label in zip(got, want, spec.outputs or ("your output",), strict=True):
         if g.shape != w.shape:
+            named = _named_mistake(spec, args, got)  # a mistake of another shape (e.g. the weights, not the output)
+            if named is not None:
+                return Outcome(value if g.size else None, named)
             flip = " (the transpose of the right shape: which axis holds the tokens?)" if g.shape == w.shape[::-1] \
                 else ""
             return Outcome(value if g.size else None, f"{label} has shape {g.shape}, expected {w.shape}{flip}.")
     if _close(spec, got, want):
         return Outcome(value, None)
-    for sentence, wrong in spec.mistakes.items():
-        try:
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore")
-                made = wrong(*(_copy(a) for a in args))
-            predicted = [np.asarray(m, dtype=np.float64) for m in (made if spec.outputs else (made,))]
-        except Exception:  # a mistake that cannot even run on this input (e.g. shapes only a square case allows)
-            continue
-        if _close(spec, got, predicted):
-            return Outcome(value, sentence)
+    named = _named_mistake(spec, args, got)
+    if named is not None:
+        return Outcome(value, named)
     for g, w, label in zip(got, want, spec.outputs or ("your output",), strict=True):
         if not np.allclose(g, w, rtol=spec.rtol, atol=spec.atol, equal_nan=True):
             bad = np.isnan(g).any() and not np.isnan(w).any()
-            why = "holds NaN where the right answer has none: an exp overflowed (inf/inf) or 0/0 somewhere; " if bad \
-                else ""
+            why = next((f"{sentence} " for sentence, holds in spec.symptoms.items() if _holds(holds, g)), "")
+            if not why and bad:
+                why = "holds NaN where the right answer has none: an exp overflowed (inf/inf) or 0/0 somewhere; "
             name = "" if label == "your output" else f"{label}: "
             return Outcome(value, f"{name}{why}{first_difference(g, w)}.")
     return Outcome(value, None)  # pragma: no cover - _close said no, so one part differs
+
+
+def _holds(test: Callable[[np.ndarray], bool], got: np.ndarray) -> bool:
+    try:
+        with np.errstate(all="ignore"):
+            return bool(test(got))
+    except Exception:  # a symptom's test that does not apply to this output
+        return False
 
 
 def check_function(fn: object, spec: Spec) -> Verdict:
