@@ -124,3 +124,33 @@ def test_may_overwrite_allows_an_in_place_function(capsys):
     assert explain(overwrite, spec, (X,)).ok
     np.testing.assert_array_equal(X, np.eye(3))  # the caller's array: untouched, the engine passed a copy
     assert check_function(overwrite, spec) and "✅ attend" in capsys.readouterr().out
+
+
+def test_a_later_exception_beats_a_bare_difference(capsys):
+    def no_keepdims(X):  # runs on a square X (wrong numbers), raises on the others
+        centred = X - X.mean(axis=-1)  # (T, d) - (T,): broadcasts only when d = T
+        return _attend(centred)
+
+    spec = Spec(name="attend", reference=_attend, cases=[Case("X of shape (2, 2)", (np.array([[1.0, 2], [0, 3]]),)),
+                                                          *SPEC.cases])
+    v, out = run_spec(no_keepdims, spec, capsys)
+    assert not v and "on X of shape (3, 2): your function raised ValueError" in out and "line 2" in out
+    v, out = run_spec(lambda X: _attend(X) + (len(X) == 2), spec, capsys)  # only a difference: the first input
+    assert not v and "on X of shape (2, 2): the largest difference" in out
+    assert explain(lambda X: _attend(X) + 1, spec, (np.eye(2),)).vague
+    assert not explain(SPEC.mistakes["not scaled"], SPEC, (np.eye(2) * 3,)).vague
+
+
+def test_float16_is_compared_at_float16_precision():
+    spec = Spec(name="softmax", reference=softmax, cases=[Case("x", (np.zeros((1, 3)),))])
+    x = np.array([[10.0, 12.0, 11.0]], dtype=np.float16)
+    by_hand = np.exp(x - x.max()) / np.exp(x - x.max()).sum()  # float16 all the way: about 3 digits
+    assert not np.allclose(by_hand, softmax(x.astype(np.float64)), rtol=1e-6) and explain(lambda a: by_hand, spec, (x,)).ok
+    assert not explain(lambda a: by_hand * 1.01, spec, (x,)).ok
+    assert not explain(lambda a: softmax(x.astype(np.float64)) * (1 + 1e-5), spec, (x.astype(np.float64),)).ok
+
+
+def run_spec(fn, spec, capsys):
+    capsys.readouterr()
+    v = check_function(fn, spec)
+    return v, capsys.readouterr().out

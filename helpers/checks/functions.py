@@ -67,10 +67,12 @@ class Spec:
 @dataclass
 class Outcome:
     """What the student's function did on one input: ``value`` (their output as float arrays, or None when it is
-    unusable) and ``problem`` (None when right, else the sentence that says what is wrong)."""
+    unusable) and ``problem`` (None when right, else the sentence that says what is wrong); ``vague`` when that
+    sentence is only where the output differs (no named mistake, no exception, no wrong shape)."""
 
     value: object
     problem: str | None
+    vague: bool = False  # True when the problem is only a difference that no named mistake explains
 
     @property
     def ok(self) -> bool:
@@ -78,6 +80,8 @@ class Outcome:
 
 
 # ------------------------------------------------------------------ calling the student's code
+
+_RAISED = "your function raised"
 
 
 def _student_line(fn: Callable, err: BaseException) -> str:
@@ -114,7 +118,7 @@ def call_student(fn: object, args: tuple, may_overwrite: bool = False) -> tuple[
             result = fn(*given)
     except Exception as err:  # the student's code may raise anything: report it, never crash
         extra = " Keep the summed axis with keepdims=True so the shapes line up." if "broadcast" in str(err) else ""
-        return None, f"your function raised {type(err).__name__}: {err}{_student_line(fn, err)}.{extra}"
+        return None, f"{_RAISED} {type(err).__name__}: {err}{_student_line(fn, err)}.{extra}"
     names = list(inspect.signature(fn).parameters) if _has_signature(fn) else []
     for i, (before, after) in enumerate(zip(args, given, strict=True)):
         if not may_overwrite and isinstance(before, np.ndarray) and not (  # may_overwrite: e.g. in-place softmax
@@ -171,14 +175,22 @@ def _parts(result: object, spec: Spec) -> tuple[list[np.ndarray] | None, str | N
     return arrays, None
 
 
-def _reference(spec: Spec, args: tuple) -> list[np.ndarray]:
+def _reference(spec: Spec, args: tuple) -> tuple[list[np.ndarray], tuple[float, float]]:
+    """The right output as float64 arrays, and the tolerance (rtol, atol) to compare with: the spec's, or
+    coarser where the reference computes in a type with fewer digits (float16: rtol 2 eps = 0.002)."""
     with np.errstate(all="ignore"):
         want = spec.reference(*(_copy(a) for a in args))
-    return [np.asarray(w, dtype=np.float64) for w in (want if spec.outputs else (want,))]
+    parts = [np.asarray(w) for w in (want if spec.outputs else (want,))]
+    rtol, atol = spec.rtol, spec.atol
+    for w in parts:
+        if np.issubdtype(w.dtype, np.floating):
+            fi = np.finfo(w.dtype)
+            rtol, atol = max(rtol, 2 * float(fi.eps)), max(atol, float(fi.tiny))
+    return [w.astype(np.float64) for w in parts], (rtol, atol)
 
 
-def _close(spec: Spec, got: list[np.ndarray], want: list[np.ndarray]) -> bool:
-    return all(g.shape == w.shape and bool(np.allclose(g, w, rtol=spec.rtol, atol=spec.atol, equal_nan=True))
+def _close(got: list[np.ndarray], want: list[np.ndarray], tol: tuple[float, float]) -> bool:
+    return all(g.shape == w.shape and bool(np.allclose(g, w, rtol=tol[0], atol=tol[1], equal_nan=True))
                for g, w in zip(got, want, strict=True))
 
 
@@ -190,7 +202,7 @@ def first_difference(got: np.ndarray, want: np.ndarray) -> str:
     return f"the largest difference is at index {where}: you have {got[where]:.4g}, expected {want[where]:.4g}"
 
 
-def _named_mistake(spec: Spec, args: tuple, got: list[np.ndarray]) -> str | None:
+def _named_mistake(spec: Spec, args: tuple, got: list[np.ndarray], tol: tuple[float, float]) -> str | None:
     """The sentence of the first mistake whose output on ``args`` equals the student's (same shapes), else None."""
     for sentence, wrong in spec.mistakes.items():
         try:
@@ -200,7 +212,7 @@ def _named_mistake(spec: Spec, args: tuple, got: list[np.ndarray]) -> str | None
             predicted = [np.asarray(m, dtype=np.float64) for m in (made if spec.outputs else (made,))]
         except Exception:  # a mistake that cannot even run on this input (e.g. shapes only a square case allows)
             continue
-        if len(predicted) == len(got) and _close(spec, got, predicted):
+        if len(predicted) == len(got) and _close(got, predicted, tol):
             return sentence
     return None
 
@@ -213,29 +225,29 @@ def explain(fn: object, spec: Spec, args: tuple) -> Outcome:
     got, problem = _parts(result, spec)
     if problem is not None:
         return Outcome(None, problem)
-    want = _reference(spec, args)
+    want, tol = _reference(spec, args)
     value = tuple(got) if spec.outputs else got[0]
     for g, w, label in zip(got, want, spec.outputs or ("your output",), strict=True):
         if g.shape != w.shape:
-            named = _named_mistake(spec, args, got)  # a mistake of another shape (e.g. the weights, not the output)
+            named = _named_mistake(spec, args, got, tol)  # a mistake of another shape (e.g. the weights, not the output)
             if named is not None:
                 return Outcome(value if g.size else None, named)
             flip = " (the transpose of the right shape: which axis holds the tokens?)" if g.shape == w.shape[::-1] \
                 else ""
             return Outcome(value if g.size else None, f"{label} has shape {g.shape}, expected {w.shape}{flip}.")
-    if _close(spec, got, want):
+    if _close(got, want, tol):
         return Outcome(value, None)
-    named = _named_mistake(spec, args, got)
+    named = _named_mistake(spec, args, got, tol)
     if named is not None:
         return Outcome(value, named)
     for g, w, label in zip(got, want, spec.outputs or ("your output",), strict=True):
-        if not np.allclose(g, w, rtol=spec.rtol, atol=spec.atol, equal_nan=True):
+        if not np.allclose(g, w, rtol=tol[0], atol=tol[1], equal_nan=True):
             bad = np.isnan(g).any() and not np.isnan(w).any()
             why = next((f"{sentence} " for sentence, holds in spec.symptoms.items() if _holds(holds, g)), "")
             if not why and bad:
                 why = "holds NaN where the right answer has none: an exp overflowed (inf/inf) or 0/0 somewhere; "
             name = "" if label == "your output" else f"{label}: "
-            return Outcome(value, f"{name}{why}{first_difference(g, w)}.")
+            return Outcome(value, f"{name}{why}{first_difference(g, w)}.", vague=True)
     return Outcome(value, None)  # pragma: no cover - _close said no, so one part differs
 
 
@@ -249,13 +261,29 @@ def _holds(test: Callable[[np.ndarray], bool], got: np.ndarray) -> bool:
 
 def check_function(fn: object, spec: Spec) -> Verdict:
     """Call the student's function on every case of ``spec``; print one verdict (the first problem, with the input
-    it showed on) and return it. Never raises on a student's mistake."""
+    it showed on) and return it. Never raises on a student's mistake.
+
+    When the first problem is only a difference no mistake explains, and the function raises on a later input,
+    that exception is reported instead: it names the student's own line (e.g. a forgotten keepdims=True that
+    still runs on a square input).
+    """
     if fn is None or fn is Ellipsis:
         return verdict(False, spec.name, f"{NOT_ANSWERED}. {spec.hint}".strip())
+    first: tuple[Case, Outcome] | None = None
     for case in spec.cases:
         outcome = explain(fn, spec, case.args)
-        if outcome.problem is not None:
-            if outcome.problem.startswith(NOT_ANSWERED):
-                return verdict(False, spec.name, f"{outcome.problem} {spec.hint}".strip())
-            return verdict(False, spec.name, f"on {case.label}: {outcome.problem}")
-    return verdict(True, spec.name, f"correct on all {len(spec.cases)} inputs{spec.done}.")
+        if outcome.problem is None:
+            continue
+        if outcome.problem.startswith(NOT_ANSWERED):
+            return verdict(False, spec.name, f"{outcome.problem} {spec.hint}".strip())
+        if first is None:
+            first = (case, outcome)
+            if not outcome.vague:  # a named mistake, an exception, a wrong shape ...: say it now
+                break
+        elif outcome.problem.startswith(_RAISED):
+            first = (case, outcome)
+            break
+    if first is None:
+        return verdict(True, spec.name, f"correct on all {len(spec.cases)} inputs{spec.done}.")
+    case, outcome = first
+    return verdict(False, spec.name, f"on {case.label}: {outcome.problem}")
