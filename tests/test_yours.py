@@ -24,7 +24,7 @@ from helpers import examples as E  # noqa: E402
 from helpers import explorers as X  # noqa: E402
 from helpers import sentence as S  # noqa: E402
 from helpers.attention import causal_mask, project_qkv, softmax  # noqa: E402
-from helpers.checks import nb01, nb02, nb04, nb06  # noqa: E402
+from helpers.checks import nb01, nb02, nb03, nb04, nb06  # noqa: E402
 from helpers.controls import scalar_slider  # noqa: E402
 from helpers.explorer import Explorer, state_from_html  # noqa: E402
 from helpers.liveview import messages as M  # noqa: E402
@@ -309,12 +309,12 @@ def test_panel_marked_must_be_a_bool_array_of_the_matrix_shape():
 # --------------------------------------------------------------------------- every explorer that takes yours=
 
 
-@pytest.mark.parametrize("kind", ["no-weights", "qkv", "multihead", "masks"])
+@pytest.mark.parametrize("kind", ["no-weights", "qkv", "overflow", "multihead", "masks"])
 def test_every_lessons_reference_passes_and_a_stub_is_not_answered_yet(kind):
     demo = X.REGISTRY[kind].demo
     ex = demo()
     spec = ex.yours_spec()
-    assert spec.name in {"attend", "self_attention", "multi_head_attention", "causal_attention"}
+    assert spec.name in {"attend", "self_attention", "stable softmax", "multi_head_attention", "causal_attention"}
     ex.yours = spec.reference
     ex.update()
     assert ex.yours_verdict.startswith(f"✅ your {spec.name}") and not yours_view(ex)[0].panels[1].marked.any()
@@ -396,3 +396,26 @@ def test_language_model_runs_gpt_forward_once_per_text_and_marks_the_logits_that
     right = X.LanguageModelExplorer("the attention weights of ", n_new=8, yours=forward)
     assert right.yours_verdict == "✅ your gpt_forward gives the same output as the reference here."
     assert not yours_view(right)[0].panels[1].marked.any()
+
+
+# --------------------------------------------------------------------------- 03: the student's stable_softmax
+
+
+def test_overflow_runs_stable_softmax_on_the_scores_shown_and_marks_where_the_naive_one_turns_nan():
+    def naive(S):  # forgot to subtract the row maximum
+        e = np.exp(S)
+        return e / e.sum(axis=-1, keepdims=True)
+
+    ex = X.OverflowExplorer(yours=naive)
+    assert ex.yours_verdict.startswith("✅ your stable softmax")  # small scores: the naive one is right
+    sentence = next(s for s in nb03.SPEC_STABLE_SOFTMAX.mistakes if "naive softmax" in s)
+    for dtype, m in (("float64", 3.0), ("float16", 1.0)):  # exp overflows float16 long before float64
+        ex.set(dtype=dtype, magnitude=m)
+        assert ex.yours_verdict.startswith(f"❌ your stable softmax: {sentence}")
+        (S,) = ex.yours_args(ex.values())
+        assert S.dtype == np.dtype(dtype)  # the scores as shown, in the type chosen
+        with np.errstate(all="ignore"):
+            mine = naive(S).astype(float)
+        marked = yours_view(ex)[0].panels[1].marked
+        assert np.isnan(mine[marked]).any() and not np.isnan(mine[~marked]).any()  # the NaN cells are outlined
+        assert yours_view(ex)[1]["tables"][1]["text"].count("nan") == int(np.isnan(mine).sum())

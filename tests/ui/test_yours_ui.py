@@ -96,7 +96,7 @@ def yours_server(tmp_path_factory):
 
 
 def _wait_state_changes(page, explorer, before: str) -> None:
-    explorer.locator(".attn-readout [data-state]").first.wait_for()
+    explorer.locator(".attn-readout [data-state]").first.wait_for(state="attached")
     page.wait_for_function(
         "([root, before]) => root.querySelector('.attn-readout [data-state]').getAttribute('data-state') !== before",
         arg=[explorer.element_handle(), before], timeout=lab.TIMEOUT_MS, polling=lab.POLL_MS)
