@@ -272,7 +272,7 @@ class Explorer:
         if yours is not None and self.yours_spec_name is None:
             raise TypeError(f"{type(self).__name__} does not take yours=: its lesson has no Build exercise to run "
                             "live (the explorers of 01, 02, 03, 04, 06 and 12 do)")
-        self.yours = yours  # the student's function (or None): run on every update beside the reference
+        self._yours = yours  # the student's function (or None): run on every update beside the reference
         self.yours_verdict = ""  # what the readout says about it, in one line ("" without yours=)
         self.controls = controls
         self.readout = Readout(layout=W.Layout(min_width="16em"), names=_control_names(controls))
@@ -333,12 +333,12 @@ class Explorer:
                                   f"{html.escape(self._error)}</div>" + state_html(state))
             self.renders += 1
             return
-        if self.yours is not None:
+        if self._yours is not None:
             shown = self._with_yours(shown, values)
         self._shown, self._error = shown, None
         cells = self._draw()
         note = f'<div style="max-width:32em">{shown.note}</div>' if shown.note else ""
-        if self.yours is not None:
+        if self._yours is not None:
             note += shown.extra["yours"].pop("html")
         say = f'<div class="attn-say" hidden>{html.escape(describe_view(shown.views[0]))}</div>'  # the live region's
         self.readout.update(note + say + state_html(self.state(), shown.encoded), cells)  # one message: readout and changed cells
@@ -384,6 +384,20 @@ class Explorer:
             widget.set_size(self._size())
 
     # the student's function (yours=) ----------------------------------------
+    @property
+    def yours(self) -> object:
+        """The student's function given as ``yours=`` (None without it). Another one may be set (``ex.yours = fn``:
+        redrawn at once); whether there is one is fixed when the explorer is built (its View is part of the layout)."""
+        return self._yours
+
+    @yours.setter
+    def yours(self, fn: object) -> None:
+        if (fn is None) != (self._yours is None):
+            raise TypeError(f"yours is given when the explorer is built ({type(self).__name__}(..., yours=fn)): it adds "
+                            "a View to the layout; build a new explorer to add or remove it")
+        self._yours = fn
+        self._render()
+
     def yours_spec(self) -> object:
         """The Build exercise's ``helpers.checks.functions.Spec`` (named by ``yours_spec_name``, imported when used)."""
         module, _, name = self.yours_spec_name.partition(":")
