@@ -432,7 +432,7 @@ class Explorer:
 
     def yours_title(self, name: str) -> str:
         """The title of the View of the student's output beside the reference's."""
-        return f"your {name} beside the reference, on the same inputs"
+        return f"your {name} beside the reference"
 
     def _with_yours(self, shown: Shown, values: dict) -> Shown:
         """``shown`` with the student's output beside the reference's (a View after the main one), the differing
@@ -457,7 +457,9 @@ class Explorer:
                         color_bar_label="output (one scale for both)", **axes)]
         n_diff = 0 if marked is None else int(marked.sum())
         if mine is not None:
-            title = f"your {name}" + (f": {n_diff} cells differ" if n_diff > 1 else ": 1 cell differs" if n_diff else "")
+            title = f"your {name}" + (f": shape {mine.shape}, not {want2.shape}" if mine.shape != want2.shape
+                                      else f": {n_diff} cells differ" if n_diff > 1 else ": 1 cell differs" if n_diff
+                                      else "")
             panels.append(Panel(mine, title, kind="values", vmin=lo, vmax=hi, color_bar_label="output (one scale for "
                                 "both)", marked=marked, **(axes if mine.shape == want2.shape else self.yours_axes(mine.shape))))
         if problem is None:
@@ -468,7 +470,7 @@ class Explorer:
                 line += (f" ({n_diff} of {marked.size} cells differ from the reference's: outlined in your output.)"
                          if n_diff > 1 else f" (1 of {marked.size} cells differs from the reference's: outlined.)")
         self.yours_verdict = line
-        title = self.yours_title(name) + ("" if mine is not None else ": yours gave no output to draw (see the readout)")
+        title = self.yours_title(name) if mine is not None else f"your {name}: no output"
         views = [shown.views[0], View(panels, title), *shown.views[1:]]
         colour = "#006400" if problem is None else "#a00000"
         box = (f'<div class="attn-yours" style="color:{colour};max-width:32em;margin-top:0.3em">'

@@ -96,7 +96,7 @@ def masks(yours=None):
 def yours_view(ex):
     """The View of the student's output beside the reference's (the one after the main view) and its payload."""
     view = ex._shown.views[1]
-    assert view.title.startswith(f"your {ex.yours_name()} beside the reference")
+    assert view.title.startswith((f"your {ex.yours_name()} beside the reference", f"your {ex.yours_name()}: no output"))
     return view, view_payload(view)
 
 
@@ -184,8 +184,9 @@ def test_a_function_that_fails_is_said_in_the_readout_and_the_widget_keeps_worki
     assert len(view.panels) == (2 if drawn else 1)  # the reference always; theirs when it is an array to draw
     if drawn:  # a wrong shape: drawn as it is, every cell outlined (none is right)
         assert view.panels[1].matrix.shape == (3, 2) and view.panels[1].marked.all()
+        assert view.panels[1].title == "your self_attention: shape (3, 2), not (3, 3)"
     else:
-        assert view.title.endswith("yours gave no output to draw (see the readout)")
+        assert view.title == "your self_attention: no output"  # the readout says why
     renders = ex.renders
     ex.set(W_k=E.T001_WK * 0, scale=False)  # the explorer still moves: its own views and the readout
     assert ex.renders == renders + 1 and ex._error is None
