@@ -265,6 +265,7 @@ class Explorer:
     kind = "explorer"
     about = "an explorer"  # what it does, in a few words (the line shown where widgets cannot render)
     yours_spec_name: str | None = None  # "module:SPEC_NAME": the Build exercise whose function ``yours=`` takes
+    yours_unit = "output"  # what the numbers of the student's output are, on the colour bar of both
 
     def __init__(self, *, yours: object = None, **controls: object) -> None:
         if not controls:
@@ -454,13 +455,13 @@ class Explorer:
         lo, hi = limits(finite, "values")  # one fixed scale for both: their colours compare cell by cell
         axes = self.yours_axes(want2.shape)
         panels = [Panel(want2, f"reference {name}", kind="values", vmin=lo, vmax=hi,
-                        color_bar_label="output (one scale for both)", **axes)]
+                        color_bar_label=f"{self.yours_unit} (one scale for both)", **axes)]
         n_diff = 0 if marked is None else int(marked.sum())
         if mine is not None:
             title = f"your {name}" + (f": shape {mine.shape}, not {want2.shape}" if mine.shape != want2.shape
                                       else f": {n_diff} cells differ" if n_diff > 1 else ": 1 cell differs" if n_diff
                                       else "")
-            panels.append(Panel(mine, title, kind="values", vmin=lo, vmax=hi, color_bar_label="output (one scale for "
+            panels.append(Panel(mine, title, kind="values", vmin=lo, vmax=hi, color_bar_label=f"{self.yours_unit} (one scale for "
                                 "both)", marked=marked, **(axes if mine.shape == want2.shape else self.yours_axes(mine.shape))))
         if problem is None:
             line = f"✅ your {name} gives the same output as the reference here."
