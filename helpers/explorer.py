@@ -453,16 +453,14 @@ class Explorer:
         both = [want2] if mine is None else [want2, mine]
         finite = np.concatenate([m[np.isfinite(m)] for m in both])
         lo, hi = limits(finite, "values")  # one fixed scale for both: their colours compare cell by cell
-        axes = self.yours_axes(want2.shape)
-        panels = [Panel(want2, f"reference {name}", kind="values", vmin=lo, vmax=hi,
-                        color_bar_label=f"{self.yours_unit} (one scale for both)", **axes)]
+        scale = {"kind": "values", "vmin": lo, "vmax": hi, "color_bar_label": f"{self.yours_unit} (one scale for both)"}
+        panels = [Panel(want2, f"reference {name}", **scale, **self.yours_axes(want2.shape))]
         n_diff = 0 if marked is None else int(marked.sum())
         if mine is not None:
             title = f"your {name}" + (f": shape {mine.shape}, not {want2.shape}" if mine.shape != want2.shape
                                       else f": {n_diff} cells differ" if n_diff > 1 else ": 1 cell differs" if n_diff
                                       else "")
-            panels.append(Panel(mine, title, kind="values", vmin=lo, vmax=hi, color_bar_label=f"{self.yours_unit} (one scale for "
-                                "both)", marked=marked, **(axes if mine.shape == want2.shape else self.yours_axes(mine.shape))))
+            panels.append(Panel(mine, title, **scale, marked=marked, **self.yours_axes(mine.shape)))
         if problem is None:
             line = f"✅ your {name} gives the same output as the reference here."
         else:
