@@ -45,6 +45,9 @@ DOM contract (the browser tests in ``tests/ui`` rely on it; controls: see ``help
   element with ``data-state``, whose JSON is ``{"kind", "inputs", "weights", "output", ...}`` (every
   control value and parameter needed to recompute the panels with ``helpers``; NaN and ±inf are the
   strings "nan", "inf", "-inf"), or ``{"kind", "inputs", "error"}`` after a refusal;
+* with ``yours=``: a View titled "your <name> beside the reference" right after the main one (its second table
+  the student's output, outlined cells ``td.m``), a ``div.attn-yours`` in the readout with the verdict, and a
+  ``"yours"`` entry in ``data-state`` ({"name", "ok", "problem", "reference", "output", "differ"});
 * accessibility (issue 29): the readout also holds a hidden ``div.attn-say``, the main View in words
   (``helpers.panels.describe_view``), which its ``div.attn-live`` (role status, polite) announces once the
   controls have been still for a moment; its ``names`` (from ``MatrixSliders.names``,
@@ -341,7 +344,8 @@ class Explorer:
         note = f'<div style="max-width:32em">{shown.note}</div>' if shown.note else ""
         if self._yours is not None:
             note += shown.extra["yours"].pop("html")
-        say = f'<div class="attn-say" hidden>{html.escape(describe_view(shown.views[0]))}</div>'  # the live region's
+        words = describe_view(shown.views[0]) + (f" {self.yours_verdict}" if self._yours is not None else "")
+        say = f'<div class="attn-say" hidden>{html.escape(words)}</div>'  # the live region's (and yours=' verdict)
         self.readout.update(note + say + state_html(self.state(), shown.encoded), cells)  # one message: readout and changed cells
         self.renders += 1
 

@@ -121,6 +121,8 @@ def test_a_right_function_is_said_right_and_no_cell_is_marked(make, right, args,
     assert ex.yours is right
     assert ex.yours_verdict == f"✅ your {ex.yours_name()} gives the same output as the reference here."
     assert ex.yours_verdict in readout_words(ex) and 'class="attn-yours"' in ex.readout.value
+    say = html.unescape(ex.readout.value.split('<div class="attn-say" hidden>')[1].split("</div>")[0])
+    assert say.endswith(ex.yours_verdict)  # a screen reader hears the verdict after each move, too
     view, payload = yours_view(ex)
     ref, mine = view.panels
     assert mine.title == f"your {ex.yours_name()}" and not mine.marked.any() and ref.marked is None
