@@ -53,11 +53,22 @@ DOM contract (the browser tests in ``tests/ui`` rely on it; controls: see ``help
 
 ``presentation(True)`` enlarges the views of every explorer (for a projector); ``presentation(False)``
 goes back.
+
+The student's own function, live (``yours=``, issue 37): an explorer of a lesson with a Build exercise names the
+exercise's ``Spec`` (``yours_spec_name``, e.g. ``"helpers.checks.nb01:SPEC_ATTEND"``) and maps its control values
+to the student's arguments (``yours_args``). Given ``yours=fn``, every update also runs ``fn`` on those arguments
+through the check's own engine (``helpers.checks.functions.explain``: the same sentences as the Build check), draws
+a View with the reference's output and the student's side by side on one colour scale (``Panel.marked`` outlines
+each cell of theirs that differs beyond the Spec's tolerance), and says the verdict in the readout
+(``div.attn-yours``; ``.yours_verdict`` is that line as text; ``data-state`` gets a ``"yours"`` entry). Their
+exception, wrong shape or None is said in the readout: it never breaks the widget.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import html
+import importlib
 import json
 import math
 import numbers
@@ -70,7 +81,7 @@ import ipywidgets as W
 import numpy as np
 
 from helpers.liveview import HeatmapView, Readout
-from helpers.panels import PRESENT_WIDTH_PX, Panel, View, describe_view
+from helpers.panels import PRESENT_WIDTH_PX, Panel, View, describe_view, limits
 from helpers.validate import check_choice, check_flag
 
 if TYPE_CHECKING:  # for the annotations only
@@ -253,10 +264,16 @@ class Explorer:
 
     kind = "explorer"
     about = "an explorer"  # what it does, in a few words (the line shown where widgets cannot render)
+    yours_spec_name: str | None = None  # "module:SPEC_NAME": the Build exercise whose function ``yours=`` takes
 
-    def __init__(self, **controls: object) -> None:
+    def __init__(self, *, yours: object = None, **controls: object) -> None:
         if not controls:
             raise TypeError(f"{type(self).__name__} needs at least one control")
+        if yours is not None and self.yours_spec_name is None:
+            raise TypeError(f"{type(self).__name__} does not take yours=: its lesson has no Build exercise to run "
+                            "live (the explorers of 01, 02, 03, 04, 06 and 12 do)")
+        self.yours = yours  # the student's function (or None): run on every update beside the reference
+        self.yours_verdict = ""  # what the readout says about it, in one line ("" without yours=)
         self.controls = controls
         self.readout = Readout(layout=W.Layout(min_width="16em"), names=_control_names(controls))
         self.readout.add_class("attn-readout")
@@ -316,9 +333,13 @@ class Explorer:
                                   f"{html.escape(self._error)}</div>" + state_html(state))
             self.renders += 1
             return
+        if self.yours is not None:
+            shown = self._with_yours(shown, values)
         self._shown, self._error = shown, None
         cells = self._draw()
         note = f'<div style="max-width:32em">{shown.note}</div>' if shown.note else ""
+        if self.yours is not None:
+            note += shown.extra["yours"].pop("html")
         say = f'<div class="attn-say" hidden>{html.escape(describe_view(shown.views[0]))}</div>'  # the live region's
         self.readout.update(note + say + state_html(self.state(), shown.encoded), cells)  # one message: readout and changed cells
         self.renders += 1
@@ -361,6 +382,87 @@ class Explorer:
                 slider.layout.width = f"{PRESENT_SLIDER_PX}px" if on else grid.slider_width
         for widget in self._views:  # the last good state, also while the current one is refused
             widget.set_size(self._size())
+
+    # the student's function (yours=) ----------------------------------------
+    def yours_spec(self) -> object:
+        """The Build exercise's ``helpers.checks.functions.Spec`` (named by ``yours_spec_name``, imported when used)."""
+        module, _, name = self.yours_spec_name.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+    def yours_args(self, values: dict) -> tuple:  # pragma: no cover - abstract
+        """The student's arguments for these control values (the same inputs the reference gets)."""
+        raise NotImplementedError
+
+    def yours_outcome(self, values: dict) -> tuple[np.ndarray, object, str | None, float, float]:
+        """(the reference's output, the student's output or None, the check's sentence or None when right, rtol,
+        atol) for these control values: the Build check's own engine (``helpers.checks.functions.explain``) on the
+        arguments ``yours_args`` gives."""
+        from helpers.checks.functions import _reference, explain  # _reference: the right output and tolerance
+
+        spec, args = self.yours_spec(), self.yours_args(values)
+        outcome = explain(self.yours, spec, args)
+        want, (rtol, atol) = _reference(spec, args)  # float64 arrays, one per output; float16: coarser
+        got = None if outcome.value is None else outcome.value[0] if spec.outputs else outcome.value
+        return want[0], got, outcome.problem, rtol, atol  # a tuple's first part: the output
+
+    def yours_name(self) -> str:
+        """The student's function's name, as the check says it ("attend")."""
+        return self.yours_spec().name
+
+    def yours_axes(self, shape: tuple[int, int]) -> dict:
+        """Labels of an (R, C) output panel (``Panel`` keywords): the explorer's tokens on the rows when R matches,
+        the features 1 .. C on the columns."""
+        tokens = getattr(self, "tokens", None)
+        rows = list(tokens) if tokens is not None and len(tokens) == shape[0] else None
+        return {"row_labels": rows, "col_labels": [str(j + 1) for j in range(shape[1])]}
+
+    def yours_title(self, name: str) -> str:
+        """The title of the View of the student's output beside the reference's."""
+        return f"your {name} beside the reference, on the same inputs"
+
+    def _with_yours(self, shown: Shown, values: dict) -> Shown:
+        """``shown`` with the student's output beside the reference's (a View after the main one), the differing
+        cells marked, and the verdict in the readout (the check's sentence) and in data-state."""
+        name = self.yours_name()
+        want, got, problem, rtol, atol = self.yours_outcome(values)
+        want2 = want.reshape(1, -1) if want.ndim < 2 else want  # (R, C) one row for a vector
+        mine, marked = None, None
+        if got is not None:
+            got = np.asarray(got, dtype=np.float64)
+            if got.shape == want.shape:
+                mine = got.reshape(want2.shape)
+                marked = ~np.isclose(mine, want2, rtol=rtol, atol=atol, equal_nan=True)  # (R, C) the differing cells
+            elif got.ndim in (1, 2) and 0 < got.size <= 4 * want.size:  # a wrong shape, drawn as it is: no cell right
+                mine = got.reshape(1, -1) if got.ndim == 1 else got
+                marked = np.ones(mine.shape, bool)
+        both = [want2] if mine is None else [want2, mine]
+        finite = np.concatenate([m[np.isfinite(m)] for m in both])
+        lo, hi = limits(finite, "values")  # one fixed scale for both: their colours compare cell by cell
+        axes = self.yours_axes(want2.shape)
+        panels = [Panel(want2, f"reference {name}", kind="values", vmin=lo, vmax=hi,
+                        color_bar_label="output (one scale for both)", **axes)]
+        n_diff = 0 if marked is None else int(marked.sum())
+        if mine is not None:
+            title = f"your {name}" + (f": {n_diff} cells differ" if n_diff > 1 else ": 1 cell differs" if n_diff else "")
+            panels.append(Panel(mine, title, kind="values", vmin=lo, vmax=hi, color_bar_label="output (one scale for "
+                                "both)", marked=marked, **(axes if mine.shape == want2.shape else self.yours_axes(mine.shape))))
+        if problem is None:
+            line = f"✅ your {name} gives the same output as the reference here."
+        else:
+            line = f"❌ your {name}: {problem}"
+            if mine is not None and n_diff and mine.shape == want2.shape:
+                line += (f" ({n_diff} of {marked.size} cells differ from the reference's: outlined in your output.)"
+                         if n_diff > 1 else f" (1 of {marked.size} cells differs from the reference's: outlined.)")
+        self.yours_verdict = line
+        title = self.yours_title(name) + ("" if mine is not None else ": yours gave no output to draw (see the readout)")
+        views = [shown.views[0], View(panels, title), *shown.views[1:]]
+        colour = "#006400" if problem is None else "#a00000"
+        box = (f'<div class="attn-yours" style="color:{colour};max-width:32em;margin-top:0.3em">'
+               f"{html.escape(line)}</div>")
+        state = {"name": name, "ok": problem is None, "problem": problem, "reference": want,
+                 "output": None if got is None else got,
+                 "differ": [] if marked is None else np.argwhere(marked).tolist(), "html": box}
+        return dataclasses.replace(shown, views=views, extra={**shown.extra, "yours": state})
 
     def update(self) -> None:
         """Recompute and redraw now, from the current control values."""

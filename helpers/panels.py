@@ -1,6 +1,7 @@
 """What a heatmap shows, independent of the medium: the numbers, their colours and their texts.
 
-A ``Panel`` is one annotated matrix (values, title, labels, colour scale); a ``View`` is a row of
+A ``Panel`` is one annotated matrix (values, title, labels, colour scale, and optionally cells ``marked`` to be
+outlined: a student's output cells that differ from the reference's); a ``View`` is a row of
 panels shown together (the step view, the heads of 04). The live explorers draw Views in the
 browser as tables updated cell by cell (``helpers.liveview``); the static figures draw the same Views with matplotlib
 (``helpers.plots.draw_view``). Both take the cell colours, the text colours and the cell texts
@@ -233,6 +234,7 @@ class Panel:
     vmin: float | None = None
     vmax: float | None = None
     color_bar_label: str | None = None  # what its colour bar says the numbers are (scores/values; default PANEL_BAR_LABELS)
+    marked: np.ndarray | None = None  # (R, C) bool: cells drawn outlined (a student's cells that differ: yours=)
 
     def __post_init__(self) -> None:
         arr = check_matrix(self.matrix, "Panel matrix", one_row=True, finite=False, what="numeric").astype(np.float64)
@@ -250,6 +252,12 @@ class Panel:
         if self.kind == "weights":
             check_weights_range(arr, f"panel {self.title!r}")
         R, C = arr.shape
+        if self.marked is not None:
+            marked = np.asarray(self.marked)
+            if marked.dtype != bool or marked.shape != arr.shape:
+                raise ValueError(f"marked must be None or a bool array of the matrix's shape {arr.shape}, got "
+                                 f"{marked.dtype} of shape {marked.shape}")
+            self.marked = marked
         self.matrix = arr
         self.row_labels = check_labels(self.row_labels, R, "row_labels", against=f"the matrix has shape {arr.shape}: need {R}")
         self.col_labels = check_labels(self.col_labels, C, "col_labels", against=f"the matrix has shape {arr.shape}: need {C}")

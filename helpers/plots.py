@@ -532,6 +532,16 @@ def _view_rows(view: View) -> list[list[Panel]]:
     return [view.panels[k : k + n] for k in range(0, len(view.panels), n)]
 
 
+def _outline(hm: Heatmap, marked: np.ndarray) -> None:
+    """Outline the marked cells (R, C) as the live table does (liveview.css ``td.m``): a white ring and a black one
+    inside it, seen on every colour of the colormap without telling colours apart; their numbers in bold."""
+    for i, j in np.argwhere(marked).tolist():
+        for pad, color, width in ((0.05, "white", 2.4), (0.14, "black", 1.6)):
+            hm.ax.add_patch(Rectangle((j - 0.5 + pad, i - 0.5 + pad), 1 - 2 * pad, 1 - 2 * pad, fill=False,
+                                      edgecolor=color, linewidth=width))
+        hm.texts[i, j].set_fontweight("bold")
+
+
 def draw_view(view: View, *, fig: Figure | None = None, managed: bool = True) -> Figure:
     """Draw a ``helpers.panels.View`` with matplotlib: the same panels, colours and texts as the live tables."""
     if not isinstance(view, View):
@@ -574,6 +584,8 @@ def draw_view(view: View, *, fig: Figure | None = None, managed: bool = True) ->
                          ylabel=p.ylabel if c == 0 else "",
                          fontsize=sizes.font(8 if max(p.matrix.shape) <= 4 else 7))
             hm.ax.title.set_fontsize(sizes.font(8))
+            if p.marked is not None:
+                _outline(hm, p.marked)
             handles.append(hm)
             if below:
                 low.append(hm.ax)

@@ -11,6 +11,11 @@ The exercises:
 3. ``check_dog_row``: the output row of "dog" in "man bites dog" with sinusoidal positions added.
 4. ``check_rotary``: ``EX_Q`` (T = 4, d = 4) rotated by its positions 0..3, by hand.
 
+The Build exercise: ``check_sinusoidal_positions(fn)`` calls the student's ``sinusoidal_positions(T, d)``
+((T, d), PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(same), d even) on the inputs of
+``SPEC_SINUSOIDAL_POSITIONS`` with the engine of ``helpers.checks.functions``, and names the typical mistakes
+(sin and cos swapped, the exponent i/d or j/d, positions from 1, the frequency inverted, ...).
+
 Each ``check_...`` computes the right answer and the typical wrong ones with ``helpers``, prints one
 verdict ("✅ ..." or "❌ ...: what is wrong") and returns a Verdict (truthy when right). None of them
 raises on a wrong or missing answer. Mistakes whose result has another shape than the right answer
@@ -24,6 +29,7 @@ import numpy as np
 
 from helpers.attention import self_attention
 from helpers.checks import Verdict, check_array, check_array_any_shape, exercise_check
+from helpers.checks.functions import Case, Spec, check_function
 from helpers.positions import onehot_positions, permute_tokens, rotary, sinusoidal_positions
 from helpers.sentence import DOG_BITES_MAN, MAN_BITES_DOG, embed, embeddings
 
@@ -37,6 +43,8 @@ __all__ = [
     "check_dog_row",
     "check_rotary",
 ]
+# The Build exercise's SPEC_SINUSOIDAL_POSITIONS and check_sinusoidal_positions are imported by name; they stay
+# out of __all__ while tests/test_checks_nb05.py requires every listed check_ in its own answer table.
 
 EX_PERM = (7, 2, 5, 0, 3, 1, 6, 4)  # exercise 1: row t of the shuffled sentence is token EX_PERM[t]
 EX_T, EX_D_MODEL = 5, 4  # exercise 2: positions 0..4, four columns (two sin/cos pairs)
@@ -195,3 +203,98 @@ def check_rotary(answer: object) -> Verdict:
             "new pair = (x₀ cos − x₁ sin, x₀ sin + x₁ cos).")
     return _check(answer, right, name="Exercise 4, rotary", mistakes=mistakes, hint=hint)
 
+
+
+# --------------------------------------------------------------------------- the Build exercise
+
+# The typical mistakes, each a wrong sinusoidal_positions(T, d) (exponents per column j: the right one is 2(j//2)/d).
+
+
+def _columns(d: int) -> np.ndarray:
+    return np.arange(d)  # (d,) column index j; pair i = j // 2
+
+
+def _swapped(T: int, d: int) -> np.ndarray:
+    return _sinusoids(np.arange(T, dtype=float), 2 * (_columns(d) // 2) / d, swap=True)
+
+
+def _exponent_i_over_d(T: int, d: int) -> np.ndarray:
+    return _sinusoids(np.arange(T, dtype=float), (_columns(d) // 2) / d)  # pair i: 10000**(i/d)
+
+
+def _exponent_j_over_d(T: int, d: int) -> np.ndarray:
+    return _sinusoids(np.arange(T, dtype=float), _columns(d) / d)  # column j: 10000**(j/d)
+
+
+def _exponent_2j_over_d(T: int, d: int) -> np.ndarray:
+    return _sinusoids(np.arange(T, dtype=float), 2 * _columns(d) / d)  # column j where the formula has i
+
+
+def _from_one(T: int, d: int) -> np.ndarray:
+    return _sinusoids(np.arange(1, T + 1, dtype=float), 2 * (_columns(d) // 2) / d)
+
+
+def _times_frequency(T: int, d: int) -> np.ndarray:
+    return _sinusoids(np.arange(T, dtype=float), -2 * (_columns(d) // 2) / d)  # p * 10000**(2i/d)
+
+
+def _angles_per_pair(T: int, d: int) -> np.ndarray:
+    return np.arange(T)[:, None] / _BASE ** (2 * np.arange(d // 2) / d)  # (T, d/2)
+
+
+def _all_sines(T: int, d: int) -> np.ndarray:
+    return np.sin(np.repeat(_angles_per_pair(T, d), 2, axis=1))  # (T, d)
+
+
+def _all_cosines(T: int, d: int) -> np.ndarray:
+    return np.cos(np.repeat(_angles_per_pair(T, d), 2, axis=1))  # (T, d)
+
+
+def _halves(T: int, d: int) -> np.ndarray:
+    a = _angles_per_pair(T, d)  # (T, d/2)
+    return np.concatenate([np.sin(a), np.cos(a)], axis=1)  # (T, d): sines first, then cosines
+
+
+def _transposed(T: int, d: int) -> np.ndarray:
+    return sinusoidal_positions(d, T).T  # (T, d) only when T = d: rows and columns swapped in the formula
+
+
+SPEC_SINUSOIDAL_POSITIONS = Spec(
+    name="sinusoidal_positions",
+    reference=sinusoidal_positions,
+    cases=[
+        Case("T = 8, d = 6 (the running sentence)", (8, 6)),
+        Case("T = 1, d = 4 (one token)", (1, 4)),
+        Case("T = 6, d = 6", (6, 6)),
+        Case("T = 3, d = 10", (3, 10)),
+        Case("T = 5, d = 2 (one sin/cos pair)", (5, 2)),
+        Case("T = 50, d = 16", (50, 16)),
+    ],
+    mistakes={
+        "sin and cos are swapped: sin goes into the even columns 0, 2, ... and cos into the odd ones.": _swapped,
+        "the exponent is i/d; the formula has 2i/d (pair i = columns 2i and 2i+1 uses 10000**(2i/d)).":
+            _exponent_i_over_d,
+        "each column got its own frequency 10000**(j/d); columns 2i and 2i+1 share one, 10000**(2i/d) with "
+        "i = j // 2.": _exponent_j_over_d,
+        "you used the column index j where the formula has i: the exponent is 2i/d with i = j // 2, not 2j/d.":
+            _exponent_2j_over_d,
+        "the positions start at 1; the first token sits at position p = 0, so row 0 is [0, 1, 0, 1, ...].":
+            _from_one,
+        "you multiplied p by 10000**(2i/d); divide by it (the slow pairs turn LESS per position).":
+            _times_frequency,
+        "every column is a sine: the odd columns 1, 3, ... are cosines.": _all_sines,
+        "every column is a cosine: the even columns 0, 2, ... are sines.": _all_cosines,
+        "the sines fill the first half of the columns and the cosines the second half; here they alternate: "
+        "sin in column 2i, cos in column 2i+1.": _halves,
+        "this is the transpose: rows are positions p (T of them), columns are features (d).": _transposed,
+    },
+    hint="Hint: p = np.arange(T) as a column (T, 1), i = np.arange(d // 2) as a row; angles p / 10000**(2i/d), "
+         "shape (T, d/2); sin into the even columns PE[:, 0::2], cos into the odd ones PE[:, 1::2].",
+    done=": T = 1 to 50, d = 2 to 16",
+)
+
+
+@exercise_check
+def check_sinusoidal_positions(fn: object) -> Verdict:
+    """The Build exercise: the student's sinusoidal_positions(T, d) -> (T, d), on several (T, d); names the mistake."""
+    return check_function(fn, SPEC_SINUSOIDAL_POSITIONS)

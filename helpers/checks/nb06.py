@@ -11,6 +11,11 @@ boolean array, True = "may attend" (the helpers' convention). The exercises:
 4. ``check_cross_weights``: the cross-attention weights of the target "il était fatigué" (queries)
    on the running sentence (keys), with the adjective head, shape (T_q, T_k) = (3, 8).
 
+The Build exercise: ``check_causal_attention(fn)`` calls the student's ``causal_attention(Q, K, V)``
+(softmax(Q Kᵀ/√d_k + causal mask) V, shape (T, d_v)) on the inputs of ``SPEC_CAUSAL_ATTENTION`` with the
+engine of ``helpers.checks.functions``, and names the typical mistakes (no mask, the mask after the softmax,
+the mask transposed or without its diagonal, not scaled, K not transposed, ...).
+
 Each ``check_...`` computes the right answer and the typical wrong ones with ``helpers``, prints one
 verdict ("✅ ..." or "❌ ...: what is wrong") and returns a Verdict (truthy when right). None of them
 raises on a wrong or missing answer. A mask given as numbers (0/1) instead of True/False is told so,
@@ -23,6 +28,7 @@ import numpy as np
 
 from helpers.attention import causal_mask, padding_mask, project_qkv, scaled_dot_product_attention, softmax
 from helpers.checks import Verdict, check_array_any_shape, check_mask, exercise_check
+from helpers.checks.functions import Case, Spec, check_function
 from helpers.sentence import adjective_head, embed, embeddings
 
 __all__ = [
@@ -38,6 +44,8 @@ __all__ = [
     "check_masked_row",
     "check_cross_weights",
 ]
+# The Build exercise's SPEC_CAUSAL_ATTENTION and check_causal_attention are imported by name; they stay out of
+# __all__ while tests/test_checks_nb06.py requires every listed check_ in its own answer table.
 
 EX_T = 5  # exercise 1: a causal mask for 5 tokens
 EX_LENGTHS = (3, 5, 1)  # exercise 2: three sentences of 3, 5 and 1 real tokens ...
@@ -175,3 +183,125 @@ def check_cross_weights(answer: object) -> Verdict:
             "then softmax(Q Kᵀ/√d_k) over the keys.")
     return check_array_any_shape(answer, right, name="Exercise 4, cross-attention weights", mistakes=mistakes,
                                  hint=hint, exp=True)
+
+
+# --------------------------------------------------------------------------- the Build exercise
+
+
+def _causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """The right answer, from the helpers: softmax(Q Kᵀ/√d_k, causal) V, shape (T, d_v)."""
+    return scaled_dot_product_attention(Q, K, V, mask=causal_mask(len(Q)))[0]  # (T, d_v)
+
+
+# The typical mistakes, each written as a student would write it (plain NumPy, no checks).
+
+
+def _plain_softmax(S: np.ndarray, axis: int = -1) -> np.ndarray:
+    e = np.exp(S - S.max(axis=axis, keepdims=True))  # a row of only -inf gives nan, as in a student's code
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _below(T: int, k: int = 0) -> np.ndarray:
+    return np.tril(np.ones((T, T), dtype=bool), k=k)  # (T, T) True where key j <= query i + k
+
+
+def _scaled(Q: np.ndarray, K: np.ndarray) -> np.ndarray:
+    return Q @ K.T / np.sqrt(Q.shape[1])  # (T, d_k) @ (d_k, T) -> (T, T)
+
+
+def _no_mask(Q, K, V):
+    return _plain_softmax(_scaled(Q, K)) @ V
+
+
+def _mask_after_softmax(Q, K, V):
+    return (_plain_softmax(_scaled(Q, K)) * _below(len(Q))) @ V  # rows no longer sum to 1
+
+
+def _mask_transposed(Q, K, V):
+    return _plain_softmax(np.where(_below(len(Q)).T, _scaled(Q, K), -np.inf)) @ V  # query i sees keys i..T-1
+
+
+def _strict_inf(Q, K, V):
+    return _plain_softmax(np.where(_below(len(Q), -1), _scaled(Q, K), -np.inf)) @ V  # row 0: nan
+
+
+def _strict_sentinel(Q, K, V):
+    return _plain_softmax(np.where(_below(len(Q), -1), _scaled(Q, K), -1e9)) @ V  # row 0: uniform
+
+
+def _mask_by_zeros(Q, K, V):
+    return _plain_softmax(_scaled(Q, K) * _below(len(Q))) @ V  # e^0 = 1 still counts
+
+
+def _not_scaled(Q, K, V):
+    return _plain_softmax(np.where(_below(len(Q)), Q @ K.T, -np.inf)) @ V
+
+
+def _scaled_by_d(Q, K, V):
+    return _plain_softmax(np.where(_below(len(Q)), Q @ K.T / Q.shape[1], -np.inf)) @ V
+
+
+def _k_not_transposed(Q, K, V):
+    return _plain_softmax(np.where(_below(len(Q)), Q @ K / np.sqrt(Q.shape[1]), -np.inf)) @ V  # runs if T = d_k
+
+
+def _softmax_over_queries(Q, K, V):
+    return _plain_softmax(np.where(_below(len(Q)), _scaled(Q, K), -np.inf), axis=0) @ V
+
+
+def _weights_only(Q, K, V):
+    return _plain_softmax(np.where(_below(len(Q)), _scaled(Q, K), -np.inf))  # (T, T), not multiplied by V
+
+
+def _build_cases() -> list[Case]:
+    rng = np.random.default_rng(6)
+    Q_s, K_s, V_s = (rng.standard_normal((4, 4)) for _ in range(3))  # square: Q @ K runs, weights look like output
+    W_q, W_k, W_v = adjective_head()  # (6, 2) each
+    Q_r, K_r, V_r = project_qkv(embeddings(), W_q, W_k, W_v)  # (8, 2) each: the lesson's running sentence
+    one = (rng.standard_normal((1, 3)), rng.standard_normal((1, 3)), rng.standard_normal((1, 5)))
+    wide = (rng.standard_normal((5, 3)), rng.standard_normal((5, 3)), rng.standard_normal((5, 4)))
+    tall = (rng.standard_normal((7, 4)), rng.standard_normal((7, 4)), rng.standard_normal((7, 2)))
+    return [
+        Case("Q, K, V of shape (4, 4) each (random numbers)", (Q_s, K_s, V_s)),
+        Case("the running sentence with the adjective head: Q, K, V of shape (8, 2) each", (Q_r, K_r, V_r)),
+        Case("one token: Q, K of shape (1, 3), V of shape (1, 5)", one),
+        Case("Q, K of shape (5, 3), V of shape (5, 4) (d_k ≠ d_v)", wide),
+        Case("Q, K of shape (7, 4), V of shape (7, 2)", tall),
+    ]
+
+
+SPEC_CAUSAL_ATTENTION = Spec(
+    name="causal_attention",
+    reference=_causal_attention,
+    cases=_build_cases(),
+    mistakes={
+        "there is no causal mask: query i sees every key, the future included. Hide the keys j > i (set their "
+        "scores to -inf) before the softmax.": _no_mask,
+        "you masked AFTER the softmax and did not renormalise, so the rows no longer sum to 1. Set the hidden "
+        "scores to -inf before the softmax instead.": _mask_after_softmax,
+        "the mask is transposed: query i sees keys i..T-1 (the upper triangle), i.e. the future. Query i may "
+        "see keys 0..i, on and below the diagonal (np.tril).": _mask_transposed,
+        "the diagonal is masked too (query i sees keys 0..i-1 only), so query 0 sees no key at all and its row is "
+        "NaN. A token may attend to itself: keep j <= i.": _strict_inf,
+        "the diagonal is masked too (query i sees keys 0..i-1 only); query 0 then sees no key and your -1e9 "
+        "gives it uniform weights. A token may attend to itself: keep j <= i.": _strict_sentinel,
+        "you multiplied the scores by the mask, so a hidden score becomes 0, and e^0 = 1 still counts in the "
+        "softmax. Set hidden scores to -inf (np.where(mask, scores, -np.inf)).": _mask_by_zeros,
+        "the scores are not scaled: divide Q Kᵀ by √d_k before the softmax.": _not_scaled,
+        "the scores are divided by d_k: divide by √d_k, the square root.": _scaled_by_d,
+        "K is not transposed: the scores are Q Kᵀ (Q @ K.T), one row per query and one column per key.":
+            _k_not_transposed,
+        "the softmax ran over the queries (axis 0): each ROW, one query's weights on the keys, must sum to 1, "
+        "so use axis=-1.": _softmax_over_queries,
+        "these are the attention weights (T, T): multiply them by V to get the output (T, d_v).": _weights_only,
+    },
+    hint="Hint: scores = Q Kᵀ/√d_k (T, T); set the scores of the future keys (j > i) to -inf; softmax over the "
+         "last axis; multiply by V.",
+    done=": one token, the running sentence, square and non-square shapes, d_k ≠ d_v",
+)
+
+
+@exercise_check
+def check_causal_attention(fn: object) -> Verdict:
+    """The Build exercise: the student's causal_attention(Q, K, V) -> (T, d_v), on several inputs; names the mistake."""
+    return check_function(fn, SPEC_CAUSAL_ATTENTION)

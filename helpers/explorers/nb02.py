@@ -24,17 +24,22 @@ class QKVExplorer(Explorer):
 
     kind = "qkv"
     about = "sliders on W_q, W_k and W_v; the attention weights and every step of softmax(Q Kᵀ/√d_k) V"
+    yours_spec_name = "helpers.checks.nb02:SPEC_SELF_ATTENTION"  # yours=: the student's self_attention(X, W_q, W_k, W_v)
 
     def __init__(self, X: object, W_q: object, W_k: object, W_v: object, token_labels: Sequence[str] | None = None,
                  *, scaled: bool = True, min: float | None = None, max: float | None = None,
-                 step: float | None = None, feature_labels: Sequence[str] | None = None) -> None:
+                 step: float | None = None, feature_labels: Sequence[str] | None = None, yours: object = None) -> None:
         self.X = check_matrix(X, "X").astype(float)  # (T, d_in)
         Ws = {"W_q": check_matrix(W_q, "W_q"), "W_k": check_matrix(W_k, "W_k"), "W_v": check_matrix(W_v, "W_v")}
         single_head_attention(self.X, *Ws.values())  # checks every shape, naming the argument
         self.tokens, self.d_k = check_tokens(token_labels, self.X.shape[0]), Ws["W_q"].shape[1]
         sliders = {n: MatrixSliders(n, m, min=min, max=max, step=step, row_labels=feature_labels)
                    for n, m in Ws.items()}
-        super().__init__(**sliders, scale=checkbox("scale", scaled, description=f"scale by 1/√d_k (d_k = {self.d_k})"))
+        super().__init__(**sliders, scale=checkbox("scale", scaled, description=f"scale by 1/√d_k (d_k = {self.d_k})"),
+                         yours=yours)
+
+    def yours_args(self, values: dict) -> tuple:
+        return self.X, values["W_q"], values["W_k"], values["W_v"]  # self_attention(X, W_q, W_k, W_v)
 
     def show(self, W_q: np.ndarray, W_k: np.ndarray, W_v: np.ndarray, scale: bool) -> Shown:
         s = 1 / math.sqrt(self.d_k) if scale else 1.0

@@ -27,9 +27,11 @@ class OverflowExplorer(Explorer):
 
     kind = "overflow"
     about = "a slider multiplies the scores by 10^m; naive softmax turns NaN, the stable one never does"
+    yours_spec_name = "helpers.checks.nb03:SPEC_STABLE_SOFTMAX"  # yours=: the student's stable_softmax(S)
 
     def __init__(self, pattern: object = None, *, magnitude: float = 0.0, dtype: str = "float64",
-                 m_min: float = -1.0, m_max: float = 3.0, token_labels: Sequence[str] | None = None) -> None:
+                 m_min: float = -1.0, m_max: float = 3.0, token_labels: Sequence[str] | None = None,
+                 yours: object = None) -> None:
         self.pattern = check_matrix(OVERFLOW_PATTERN if pattern is None else pattern, "pattern").astype(float)
         if self.pattern.shape[0] != self.pattern.shape[1]:
             raise ValueError(f"pattern must be square (T, T) scores, got shape {self.pattern.shape}")
@@ -42,7 +44,11 @@ class OverflowExplorer(Explorer):
         self.tokens = check_tokens(token_labels, self.pattern.shape[0], of="pattern", what="rows")
         super().__init__(magnitude=scalar_slider("magnitude", float(magnitude), min=m_min, max=m_max, step=0.05,
                                                  description="m (scores × 10^m)", readout_format=".2f"),
-                         dtype=choice("dtype", list(_DTYPES), dtype))
+                         dtype=choice("dtype", list(_DTYPES), dtype), yours=yours)
+
+    def yours_args(self, values: dict) -> tuple:
+        """stable_softmax(S) on the scores shown, in the float type chosen (compared at that type's precision)."""
+        return ((self.pattern * 10.0 ** values["magnitude"]).astype(_DTYPES[values["dtype"]]),)  # (T, T) as shown
 
     def show(self, magnitude: float, dtype: str) -> Shown:
         scores = (self.pattern * 10.0**magnitude).astype(_DTYPES[dtype])  # (T, T) in the chosen float type

@@ -28,11 +28,12 @@ class MultiheadExplorer(Explorer):
 
     kind = "multihead"
     about = "sliders on W_q, W_k, W_v and a heads selector; one attention-weights heatmap per head"
+    yours_spec_name = "helpers.checks.nb04:SPEC_MULTI_HEAD_ATTENTION"  # yours=: multi_head_attention(X, ..., n_heads)
 
     def __init__(self, X: object, d_model: int, *, W_q: object = None, W_k: object = None, W_v: object = None,
                  seed: int = 0, n_heads: int | None = None, token_labels: Sequence[str] | None = None,
                  min: float = -2.0, max: float = 2.0, step: float = 0.05,
-                 feature_labels: Sequence[str] | None = None) -> None:
+                 feature_labels: Sequence[str] | None = None, yours: object = None) -> None:
         self.X = check_matrix(X, "X").astype(float)  # (T, d_in)
         self.d_model = check_int(d_model, "d_model", minimum=1)
         if self.d_model > 8:
@@ -57,7 +58,12 @@ class MultiheadExplorer(Explorer):
         heads = W.SelectionSlider(options=self.options, value=n_heads, description="heads", continuous_update=True)
         heads.add_class("attn-slider")
         heads.add_class("attn-slider--heads")
-        super().__init__(heads=heads, **Ws)
+        # yours=: the student's function also takes W_o, which no slider moves; a fixed one from its own generator
+        self.W_o = np.round(xavier_normal(self.d_model, self.d_model, np.random.default_rng([seed, 4])), 2)  # (d_model, d_model)
+        super().__init__(heads=heads, **Ws, yours=yours)
+
+    def yours_args(self, values: dict) -> tuple:  # multi_head_attention(X, W_q, W_k, W_v, W_o, n_heads)
+        return self.X, values["W_q"], values["W_k"], values["W_v"], self.W_o, values["heads"]
 
     def show(self, heads: int, W_q: np.ndarray, W_k: np.ndarray, W_v: np.ndarray) -> Shown:
         out, w = multi_head_attention(self.X, W_q, W_k, W_v, heads)  # (T, d_model), (h, T, T)

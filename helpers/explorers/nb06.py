@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from helpers import sentence as S
-from helpers.attention import causal_mask, padding_mask, single_head_attention
+from helpers.attention import causal_mask, padding_mask, project_qkv, single_head_attention
 from helpers.controls import MatrixToggles
 from helpers.explorer import Explorer, Shown
 from helpers.explorers.common import register
@@ -28,9 +28,10 @@ class MaskExplorer(Explorer):
 
     kind = "masks"
     about = "a grid of on/off cells (the mask) beside one head's attention weights, which renormalise per row"
+    yours_spec_name = "helpers.checks.nb06:SPEC_CAUSAL_ATTENTION"  # yours=: the student's causal_attention(Q, K, V)
 
     def __init__(self, X: object, W_q: object, W_k: object, W_v: object, token_labels: Sequence[str] | None = None,
-                 *, n_padding: int = 2, mask: object = None) -> None:
+                 *, n_padding: int = 2, mask: object = None, yours: object = None) -> None:
         self.X = check_matrix(X, "X").astype(float)  # (T, d_in)
         self.W = {n: check_matrix(m, n).astype(float) for n, m in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v))}
         self._w_all = single_head_attention(self.X, *self.W.values())[1]  # (T, T) no mask; checks every shape
@@ -45,7 +46,11 @@ class MaskExplorer(Explorer):
         if start.shape != (T, T):
             raise ValueError(f"mask has shape {start.shape} but X has {T} tokens: it needs shape ({T}, {T})")
         super().__init__(mask=MatrixToggles("mask", start, row_labels=self.tokens, col_labels=self.tokens,
-                                            label="mask", presets=presets))
+                                            label="mask", presets=presets), yours=yours)
+
+    def yours_args(self, values: dict) -> tuple:
+        """causal_attention(Q, K, V) of this head: it masks by itself (the grid's "causal" preset shows the same)."""
+        return project_qkv(self.X, *self.W.values())  # (T, d_k), (T, d_k), (T, d_v)
 
     def show(self, mask: np.ndarray) -> Shown:
         out, w = single_head_attention(self.X, *self.W.values(), mask=mask)  # (T, d_v), (T, T); refuses an empty row

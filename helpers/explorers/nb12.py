@@ -9,7 +9,7 @@ import numpy as np
 from helpers.controls import scalar_slider, text_box
 from helpers.explorer import Explorer, Shown
 from helpers.explorers.common import register
-from helpers.language_model import load_model
+from helpers.language_model import forward, load_model
 from helpers.panels import Panel, View
 from helpers.sampling import trace_generation
 from helpers.validate import check_int, check_real
@@ -26,6 +26,19 @@ def visible(text: str) -> list[str]:
 
 
 _MODEL: dict = {}
+
+
+def _explain_gpt_forward(fn: object, config: object, params: dict, tokens: np.ndarray) -> tuple[object, str | None]:
+    """Lesson 15's check of a student's gpt_forward on one input: (their logits or None, None if right else why)."""
+    try:
+        from helpers.checks.nb15 import explain_gpt_forward
+    except ImportError:  # until lesson 15's check exists: the engine's own sentences, without its named mistakes
+        from helpers.checks.functions import Spec, explain
+
+        tol = 1e-7 * max(1.0, float(np.abs(forward(config, params, tokens)).max()))
+        outcome = explain(fn, Spec("gpt_forward", forward, (), rtol=0.0, atol=tol), (config, params, tokens))
+        return outcome.value, outcome.problem
+    return explain_gpt_forward(fn, config, params, tokens)
 
 
 def _model64() -> tuple:
@@ -49,9 +62,10 @@ class LanguageModelExplorer(Explorer):
     kind = "language-model"
     about = ("a prompt box, temperature and top-k sliders and a step slider: the small language model's text, its "
              "next-character distribution and each head's attention row of the newest character")
+    yours_spec_name = "helpers.checks.nb15:explain_gpt_forward"  # yours=: the student's gpt_forward(config, params, tokens)
 
     def __init__(self, prompt: str = "The attention weights of ", *, temperature: float = 0.8, top_k: int | None = None,
-                 step: int | None = None, n_new: int = 64, seed: int = 0, window: int = 32) -> None:
+                 step: int | None = None, n_new: int = 64, seed: int = 0, window: int = 32, yours: object = None) -> None:
         self.config, self.params, self.tokenizer = _model64()
         V = self.config.vocab_size
         self.n_new = check_int(n_new, "n_new", minimum=1, maximum=self.config.context - 1)
@@ -64,13 +78,14 @@ class LanguageModelExplorer(Explorer):
         top_k = V if top_k is None else check_int(top_k, "top_k", minimum=1, maximum=V)
         step = self.n_new if step is None else check_int(step, "step", minimum=0, maximum=self.n_new)
         self._key, self._trace = None, None
+        self._yours_key, self._yours_run, self._yours_axes = None, None, {}
         super().__init__(
             prompt=text_box("prompt", prompt, description="prompt (Enter to generate)"),
             temperature=scalar_slider("temperature", round(temperature, 1), min=0, max=2, step=0.1,
                                       description="temperature (0: greedy)", readout_format=".1f"),
             top_k=scalar_slider("top_k", top_k, min=1, max=V, integer=True, description=f"top-k ({V}: all)"),
             step=scalar_slider("step", step, min=0, max=self.n_new, integer=True,
-                               description=f"step (characters generated, of {self.n_new})"))
+                               description=f"step (characters generated, of {self.n_new})"), yours=yours)
 
     def trace(self, prompt: str, temperature: float, top_k: int) -> tuple:
         """(trace, prompt ids, notes): generated once per prompt, temperature and top-k, then re-used."""
@@ -93,6 +108,39 @@ class LanguageModelExplorer(Explorer):
                                   top_k=None if top_k >= V else top_k, seed=self.seed, window=self.window)
             self._key, self._trace = key, (tr, ids, notes)
         return self._trace
+
+    # yours=: the student's gpt_forward, run once per generated text (the step slider only picks a row of it) --
+    def yours_name(self) -> str:
+        return "gpt_forward"
+
+    def yours_outcome(self, values: dict) -> tuple[np.ndarray, object, str | None, float, float]:
+        """The logits after the newest character, for the reference's TOP most likely next characters: the
+        reference's and the student's (their gpt_forward on the whole generated text, checked once by
+        ``helpers.checks.nb15.explain_gpt_forward``: a row t of causal logits sees tokens 0..t only, so the
+        text's row t - 1 is what the model says after t characters; a function that lets a row see the future
+        shows it here)."""
+        tr, _, _ = self.trace(values["prompt"], values["temperature"], values["top_k"])
+        if self._yours_key != self._key:
+            params = {k: v.copy() for k, v in self.params.items()}  # theirs to change: the explorer's model stays
+            got, problem = _explain_gpt_forward(self.yours, self.config, params, tr.tokens)
+            want = forward(self.config, self.params, tr.tokens).astype(np.float64)  # (T, V)
+            got = None if got is None else np.asarray(got, dtype=np.float64)
+            self._yours_key, self._yours_run = self._key, (want, got if got is not None and got.shape == want.shape
+                                                           else None, problem)
+        want, got, problem = self._yours_run
+        step = values["step"]
+        t = tr.n_prompt + step  # the logits after t characters: row t - 1
+        top = np.argsort(-tr.probs[step], kind="stable")[:TOP]  # (TOP,) as show picks them
+        self._yours_axes = {"row_labels": ["logit"], "xlabel": "next character", "ylabel": "",
+                            "col_labels": visible("".join(self.tokenizer.symbols[i] for i in top))}
+        tol = 1e-7 * max(1.0, float(np.abs(want).max()))  # explain_gpt_forward's float64 tolerance
+        return want[t - 1, top], None if got is None else got[t - 1, top], problem, 0.0, tol
+
+    def yours_axes(self, shape: tuple[int, int]) -> dict:
+        return self._yours_axes if shape == (1, TOP) else {}
+
+    def yours_title(self, name: str) -> str:
+        return f"your {name} beside the reference: the logits after the newest character"
 
     def show(self, prompt: str, temperature: float, top_k: int, step: int) -> Shown:
         tr, ids, notes = self.trace(prompt, temperature, top_k)

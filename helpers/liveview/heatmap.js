@@ -12,14 +12,17 @@
  *   the attention weights' bar (11 stops from 0 to 1, ticks spread evenly), after table `after`
  * @typedef {{label: string, stops: string[], ticks: Array<[number, string]>, tables: number[]}} OwnColorBar
  *   a scores or values bar under `tables`, ticks [percent of the way, text]
- * @typedef {{caption: string, axes: string, cols: string[], rows: string[], text: string[], color: number[]}} Table
- *   text and color: R*C, row by row; color: a row of the Lut, -1 = NaN/±inf
+ * @typedef {{caption: string, axes: string, cols: string[], rows: string[], text: string[], color: number[],
+ *   mark?: number[]}} Table
+ *   text, color and mark: R*C, row by row; color: a row of the Lut, -1 = NaN/±inf; mark (only in a table with
+ *   marks): 1 = an outlined cell (a student's output cell that differs from the reference's)
  * @typedef {{rev: number, title?: string, ncols?: number | null, weights_color_bar?: WeightsColorBar | null,
  *   color_bars?: OwnColorBar[], tables: Table[]}} ViewState  trait "_view" ({rev: 0, tables: []} before the first View)
  * @typedef {{type: "attn-cells", rev: number, caption: Array<[number, string]>,
  *   cells: Array<[number, number[], string[], number[]]>, color_bars?: Array<[number, string, OwnColorBar["ticks"]]>,
  *   labels?: Array<[number, string[], string[]]>, title?: string}} CellsMessage
- *   caption: [k, text]; cells: [k, [i], [text], [color]] of table k; color_bars: [n, label, ticks] of bar n;
+ *   caption: [k, text]; cells: [k, [i], [text], [color]] of table k, and [mark] fifth in a table with marks;
+ *   color_bars: [n, label, ticks] of bar n;
  *   labels: [k, cols, rows] of table k (as many as before); title: the View's new title (it had one)
  * @typedef {{type: "attn-view", rev: number, view: ViewState}} ViewMessage
  * @typedef {{type: "attn-update", views: Object<string, CellsMessage | ViewMessage>, value?: string}} ReadoutMessage
@@ -33,15 +36,22 @@ function make(tag, cls, text) {
   return node;
 }
 
-// Set what differs, nothing else: the text node's data, the class, the background.
-function paint(td, text, color, lut) {
+// Set what differs, nothing else: the text node's data, the class, the background. `mark` (1, 0 or undefined
+// in a table without marks): an outlined cell, also said in words to a screen reader and a hovering pointer.
+function paint(td, text, color, lut, mark) {
   if (td.firstChild.data !== text) td.firstChild.data = text;
-  if (td.__attnColor === color) return;
+  if (td.__attnColor === color && td.__attnOutlined === mark) return;
+  if (td.__attnOutlined !== mark) {
+    if (mark) td.title = MARK_SAYS; else if (td.__attnOutlined) td.removeAttribute("title");
+  }
   td.__attnColor = color;
-  const cls = color < 0 ? "bad" : lut.white[color] ? "w" : "";
+  td.__attnOutlined = mark;
+  const base = color < 0 ? "bad" : lut.white[color] ? "w" : "";
+  const cls = mark ? (base ? base + " m" : "m") : base;
   if (td.className !== cls) td.className = cls;
   td.style.background = color < 0 ? "" : lut.bg[color];
 }
+const MARK_SAYS = "differs from the reference";
 
 // A colour bar: its label, the colormap from lo to hi, its ticks: at their percent of the way ([at, text], a
 // scores or values bar) or spread evenly (texts, the attention weights' bar).
@@ -94,7 +104,7 @@ function build(state, lut, size) {
       for (let j = 0; j < C; j++) {
         const td = tr.appendChild(make("td", "", ""));
         td.appendChild(document.createTextNode(""));
-        paint(td, t.text[i * C + j], t.color[i * C + j], lut);
+        paint(td, t.text[i * C + j], t.color[i * C + j], lut, t.mark?.[i * C + j]);
         cells.push(td);
       }
     });
@@ -125,9 +135,10 @@ function patchState(state, msg) {
   for (const [n, label, ticks] of msg.color_bars ?? []) Object.assign(state.color_bars[n], {label, ticks});
   for (const [k, cols, rows] of msg.labels ?? []) Object.assign(state.tables[k], {cols, rows});
   if (msg.title !== undefined) state.title = msg.title;
-  for (const [k, index, texts, colors] of msg.cells) {
+  for (const [k, index, texts, colors, marks] of msg.cells) {
     const t = state.tables[k];
     for (let n = 0; n < index.length; n++) { t.text[index[n]] = texts[n]; t.color[index[n]] = colors[n]; }
+    if (marks) for (let n = 0; n < index.length; n++) t.mark[index[n]] = marks[n];
   }
 }
 
@@ -144,9 +155,9 @@ function patchView(shown, msg, lut, state) {
     cols.forEach((c, j) => { if (t.cols[j].textContent !== c) t.cols[j].textContent = c; });
     rows.forEach((r, i) => { if (t.rows[i].textContent !== r) t.rows[i].textContent = r; });
   }
-  for (const [k, index, texts, colors] of msg.cells) {
+  for (const [k, index, texts, colors, marks] of msg.cells) {
     const cells = shown.tables[k].cells;
-    for (let n = 0; n < index.length; n++) paint(cells[index[n]], texts[n], colors[n], lut);
+    for (let n = 0; n < index.length; n++) paint(cells[index[n]], texts[n], colors[n], lut, marks?.[n]);
   }
   for (const [n] of msg.color_bars ?? []) fillColorBar(shown.colorBars[n], state.color_bars[n]);  // patched just before
 }

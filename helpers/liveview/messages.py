@@ -17,7 +17,7 @@ Shape notation as in ``helpers.panels``: ``R`` rows, ``C`` columns; ``N`` colour
 from __future__ import annotations
 
 import functools
-from typing import Literal, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 from helpers.panels import View, color_bars, colormap_lut, text_colors
 
@@ -59,6 +59,7 @@ class Table(TypedDict):
     rows: list[str]  # (R,)
     text: list[str]  # (R*C,) row by row
     color: list[int]  # (R*C,) rows of the Lut, -1 = NaN/±inf (a hatched grey cell)
+    mark: NotRequired[list[int]]  # (R*C,) 1 = an outlined cell (Panel.marked: differs from the reference); only if marked
 
 
 class ViewPayload(TypedDict):
@@ -84,6 +85,7 @@ class _CellsRequired(TypedDict):
     rev: int  # the ViewState it changes (a newer one waits in the browser for that View)
     caption: list[list]  # [[k, text], ...]: table k's new caption
     cells: list[list]  # [[k, [i], [text], [color]], ...]: table k's cells i (flat, row by row), their texts and colours
+    # (and [mark] as a fifth item for a table with marks)
 
 
 class CellsMessage(_CellsRequired, total=False):
@@ -136,9 +138,12 @@ def view_payload(view: View) -> ViewPayload:
     tables = []
     for p in view.panels:
         axes = " ".join(t for t in (f"{p.ylabel} ↓" if p.ylabel else "", f"{p.xlabel} →" if p.xlabel else "") if t)
-        tables.append({"caption": p.title, "axes": axes, "cols": list(p.col_labels), "rows": list(p.row_labels),
-                       "text": [t for row in p.texts() for t in row],  # (R*C,) row by row
-                       "color": p.color_index().ravel().tolist()})  # (R*C,) rows of colormap_lut(), -1 = NaN/inf
+        table = {"caption": p.title, "axes": axes, "cols": list(p.col_labels), "rows": list(p.row_labels),
+                 "text": [t for row in p.texts() for t in row],  # (R*C,) row by row
+                 "color": p.color_index().ravel().tolist()}  # (R*C,) rows of colormap_lut(), -1 = NaN/inf
+        if p.marked is not None:
+            table["mark"] = p.marked.ravel().astype(int).tolist()  # (R*C,) 1 = outlined
+        tables.append(table)
     weights_bar, bars = None, []
     bg = _lut()[0]
     for bar in color_bars(view):  # helpers.panels.color_bars: the same bars draw_view draws
@@ -162,7 +167,7 @@ def layout(state: ViewPayload | ViewState) -> tuple | None:
         return None
     after = None if state["weights_color_bar"] is None else state["weights_color_bar"]["after"]
     return (bool(state["title"]), state["ncols"], after, tuple(tuple(b["tables"]) for b in state["color_bars"]),
-            tuple((t["axes"], len(t["cols"]), len(t["rows"])) for t in state["tables"]))
+            tuple((t["axes"], len(t["cols"]), len(t["rows"]), "mark" in t) for t in state["tables"]))
 
 
 def patch(state: ViewState, new: ViewPayload) -> CellsMessage | ViewMessage | None:
@@ -181,6 +186,12 @@ def patch(state: ViewState, new: ViewPayload) -> CellsMessage | ViewMessage | No
         if a["cols"] != b["cols"] or a["rows"] != b["rows"]:
             labels.append([k, b["cols"], b["rows"]])
         ta, tb, ca, cb = a["text"], b["text"], a["color"], b["color"]
+        if "mark" in b:  # a table with outlined cells (the same layout: "mark" in a too)
+            ma, mb = a["mark"], b["mark"]
+            index = [i for i in range(len(tb)) if ta[i] != tb[i] or ca[i] != cb[i] or ma[i] != mb[i]]
+            if index:
+                cells.append([k, index, [tb[i] for i in index], [cb[i] for i in index], [mb[i] for i in index]])
+            continue
         index = [i for i in range(len(tb)) if ta[i] != tb[i] or ca[i] != cb[i]]
         if index:
             cells.append([k, index, [tb[i] for i in index], [cb[i] for i in index]])
@@ -218,10 +229,13 @@ def apply(state: ViewState, message: CellsMessage | ViewMessage) -> ViewState:
     tables = state["tables"]
     for k, text in message["caption"]:
         tables[k]["caption"] = text
-    for k, index, texts, colors in message["cells"]:
+    for k, index, texts, colors, *marks in message["cells"]:
         ta, ca = tables[k]["text"], tables[k]["color"]
         for i, t, c in zip(index, texts, colors, strict=True):
             ta[i], ca[i] = t, c
+        if marks:  # a table with outlined cells
+            for i, m in zip(index, marks[0], strict=True):
+                tables[k]["mark"][i] = m
     for n, label, ticks in message.get("color_bars", []):  # a colour bar whose scale moved
         state["color_bars"][n]["label"], state["color_bars"][n]["ticks"] = label, ticks
     for k, cols, rows in message.get("labels", []):  # the same number of labels (else the message is a View)
