@@ -189,9 +189,17 @@ def _reference(spec: Spec, args: tuple) -> tuple[list[np.ndarray], tuple[float, 
     return [w.astype(np.float64) for w in parts], (rtol, atol)
 
 
+def _allclose(g: np.ndarray, w: np.ndarray, rtol: float, atol: float) -> bool:
+    """np.allclose(g, w, rtol, atol, equal_nan=True) for float arrays of one shape, 4x faster (a live explorer
+    compares with every named mistake on each move): infinities must be equal, NaN matches NaN."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        near = np.abs(g - w) <= atol + rtol * np.abs(w)  # False where either is NaN
+        ok = near & np.isfinite(w) | (g == w) | (np.isnan(g) & np.isnan(w))
+    return bool(ok.all())
+
+
 def _close(got: list[np.ndarray], want: list[np.ndarray], tol: tuple[float, float]) -> bool:
-    return all(g.shape == w.shape and bool(np.allclose(g, w, rtol=tol[0], atol=tol[1], equal_nan=True))
-               for g, w in zip(got, want, strict=True))
+    return all(g.shape == w.shape and _allclose(g, w, *tol) for g, w in zip(got, want, strict=True))
 
 
 def first_difference(got: np.ndarray, want: np.ndarray) -> str:
@@ -258,7 +266,7 @@ def explain(fn: object, spec: Spec, args: tuple) -> Outcome:
     if named is not None:
         return Outcome(value, named)
     for g, w, label in zip(got, want, spec.outputs or ("your output",), strict=True):
-        if not np.allclose(g, w, rtol=tol[0], atol=tol[1], equal_nan=True):
+        if not _allclose(g, w, *tol):
             bad = np.isnan(g).any() and not np.isnan(w).any()
             why = next((f"{sentence} " for sentence, holds in spec.symptoms.items() if _holds(holds, g)), "")
             if not why and bad:
