@@ -94,6 +94,7 @@ MISTAKES = {
     "by d_head": (lambda X, W_q, W_k, W_v, W_o, n: mha(X, W_q, W_k, W_v, W_o, n, divisor=W_q.shape[1] // n),
                   "scaled by d_head instead of √d_head"),
     "axis -2": (slip(axis=-2), "the softmax ran over the queries (axis -2)"),
+    "axis 0": (slip(axis=0), "the softmax ran over the heads"),
     "one head": (lambda X, W_q, W_k, W_v, W_o, n: multi_head_attention(X, W_q, W_k, W_v, W_o, 1),
                  "this is ONE head over all d_model columns"),
 }

@@ -206,6 +206,15 @@ _SELF_ATTENTION_MISTAKES = {
         lambda X, W_q, W_k, W_v: _attention(X @ W_q, X @ W_k, X @ W_v, W_q.shape[1]),
     "scaled by √d_in, the width of X (X.shape[1]); divide by √d_k, the width of the queries and keys "
     "(W_q.shape[1]).": lambda X, W_q, W_k, W_v: _attention(X @ W_q, X @ W_k, X @ W_v, np.sqrt(X.shape[1])),
+    "scaled by √d_v, the width of V; divide by √d_k, the width of the queries and keys (W_q.shape[1]).":
+        lambda X, W_q, W_k, W_v: _attention(X @ W_q, X @ W_k, X @ W_v, np.sqrt(W_v.shape[1])),
+    "scaled by √T, the number of tokens; divide by √d_k, the width of the queries and keys (W_q.shape[1]).":
+        lambda X, W_q, W_k, W_v: _attention(X @ W_q, X @ W_k, X @ W_v, np.sqrt(X.shape[0])),
+    "you divided after the softmax (the attention weights, or the output) by √d_k: divide the scores Q Kᵀ, "
+    "before the softmax.": lambda X, W_q, W_k, W_v: _attention(X @ W_q, X @ W_k, X @ W_v, 1.0) / _root_dk(W_q),
+    "the weight matrices are transposed (X @ W.T): use each as it is, shape (d_in, d_out), Q = X @ W_q "
+    "(this only ran because the shapes are square here).":
+        lambda X, W_q, W_k, W_v: _attention(X @ W_q.T, X @ W_k.T, X @ W_v.T, _root_dk(W_q)),
     "the attention weights mix the rows of X, not the values: multiply them by V = X @ W_v.":
         lambda X, W_q, W_k, W_v: _attention(X @ W_q, X @ W_k, X, _root_dk(W_q)),
     "V was made with W_k (a copied line?): V = X @ W_v.":

@@ -261,6 +261,9 @@ _MULTI_HEAD_MISTAKES = {
     "the softmax ran over the queries (axis -2), so columns of the attention weights sum to 1; it must run "
     "over the keys, the last axis.":
         lambda X, W_q, W_k, W_v, W_o, n_heads: _mha(X, W_q, W_k, W_v, W_o, n_heads, axis=-2),
+    "the softmax ran over the heads (axis 0 of the (n_heads, T, T) scores): it must run over the keys, the "
+    "last axis, within each head.":
+        lambda X, W_q, W_k, W_v, W_o, n_heads: _mha(X, W_q, W_k, W_v, W_o, n_heads, axis=0),
     "this is ONE head over all d_model columns (n_heads was not used): cut Q, K, V into n_heads column blocks "
     "and attend within each.": lambda X, W_q, W_k, W_v, W_o, n_heads: _mha(X, W_q, W_k, W_v, W_o, 1),
 }
