@@ -93,3 +93,87 @@ def test_tuple_outputs():
     assert explain(lambda a: (a + 1, a * 2), spec, (np.ones(2),)).ok
     assert "return 2 things, (plus, times)" in explain(lambda a: a + 1, spec, (np.ones(2),)).problem
     assert explain(lambda a: (a + 1, a * 3), spec, (np.ones(2),)).problem.startswith("times: the largest difference")
+
+
+def test_a_mistake_of_another_shape_is_named():
+    spec = Spec(name="attend", reference=_attend, cases=SPEC.cases,
+                mistakes={"forgot the final @ X": lambda X: softmax(X @ X.T / np.sqrt(X.shape[1]))})
+    out = explain(lambda X: softmax(X @ X.T / np.sqrt(X.shape[1])), spec, (np.ones((3, 2)),))
+    assert out.problem == "forgot the final @ X" and out.value.shape == (3, 3)
+    assert explain(lambda X: X @ X.T, spec, (np.ones((3, 2)),)).problem == "your output has shape (3, 3), expected (3, 2)."
+
+
+def test_symptoms_before_the_difference():
+    spec = Spec(name="attend", reference=_attend, cases=SPEC.cases,
+                symptoms={"your result contains inf.": lambda got: np.isinf(got).any(),
+                          "never applies": lambda got: got.no_such_attribute})
+    X = np.eye(3)
+    problem = explain(lambda X: _attend(X) + np.inf, spec, (X,)).problem
+    assert problem.startswith("your result contains inf. the largest difference is at index (0, 0)")
+    assert explain(lambda X: _attend(X) + 1, spec, (X,)).problem.startswith("the largest difference")
+
+
+def test_may_overwrite_allows_an_in_place_function(capsys):
+    def overwrite(X):
+        X += 1
+        return _attend(X - 1)
+
+    assert "changed its input X in place" in explain(overwrite, SPEC, (np.eye(3),)).problem
+    spec = Spec(name="attend", reference=_attend, cases=SPEC.cases, may_overwrite=True)
+    X = np.eye(3)
+    assert explain(overwrite, spec, (X,)).ok
+    np.testing.assert_array_equal(X, np.eye(3))  # the caller's array: untouched, the engine passed a copy
+    assert check_function(overwrite, spec) and "✅ attend" in capsys.readouterr().out
+
+
+def test_a_later_exception_beats_a_bare_difference(capsys):
+    def no_keepdims(X):  # runs on a square X (wrong numbers), raises on the others
+        centred = X - X.mean(axis=-1)  # (T, d) - (T,): broadcasts only when d = T
+        return _attend(centred)
+
+    spec = Spec(name="attend", reference=_attend, cases=[Case("X of shape (2, 2)", (np.array([[1.0, 2], [0, 3]]),)),
+                                                          *SPEC.cases])
+    v, out = run_spec(no_keepdims, spec, capsys)
+    assert not v and "on X of shape (3, 2): your function raised ValueError" in out and "line 2" in out
+    v, out = run_spec(lambda X: _attend(X) + (len(X) == 2), spec, capsys)  # only a difference: the first input
+    assert not v and "on X of shape (2, 2): the largest difference" in out
+    assert explain(lambda X: _attend(X) + 1, spec, (np.eye(2),)).vague
+    assert not explain(SPEC.mistakes["not scaled"], SPEC, (np.eye(2) * 3,)).vague
+
+
+def test_float16_is_compared_at_float16_precision():
+    spec = Spec(name="softmax", reference=softmax, cases=[Case("x", (np.zeros((1, 3)),))])
+    x = np.array([[10.0, 12.0, 11.0]], dtype=np.float16)
+    by_hand = np.exp(x - x.max()) / np.exp(x - x.max()).sum()  # float16 all the way: about 3 digits
+    assert not np.allclose(by_hand, softmax(x.astype(np.float64)), rtol=1e-6) and explain(lambda a: by_hand, spec, (x,)).ok
+    assert not explain(lambda a: by_hand * 1.01, spec, (x,)).ok
+    assert not explain(lambda a: softmax(x.astype(np.float64)) * (1 + 1e-5), spec, (x.astype(np.float64),)).ok
+
+
+def run_spec(fn, spec, capsys):
+    capsys.readouterr()
+    v = check_function(fn, spec)
+    return v, capsys.readouterr().out
+
+
+def test_coinciding_mistakes_are_told_apart_by_the_later_inputs(capsys):
+    by_d = "scaled by d"
+    by_size = "scaled by √(T·d) = √X.size"
+    spec = Spec(name="attend", reference=_attend, cases=[Case("X of shape (3, 3)", (np.eye(3) + 1,)), *SPEC.cases],
+                mistakes={by_d: lambda X: softmax(X @ X.T / X.shape[1]) @ X,
+                          by_size: lambda X: softmax(X @ X.T / np.sqrt(X.size)) @ X})
+    v, out = run_spec(spec.mistakes[by_size], spec, capsys)  # on a square X, √(T·d) = d: both explain it there
+    assert not v and out.endswith(f"on X of shape (3, 3): {by_size}\n"), out
+    v, out = run_spec(spec.mistakes[by_d], spec, capsys)
+    assert not v and out.endswith(f"on X of shape (3, 3): {by_d}\n"), out
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ([1.0, 2.0], [1.0, 2.0 + 1e-7]), ([1.0], [1.0 + 1e-5]), ([np.inf], [np.inf]), ([np.inf], [-np.inf]),
+    ([np.inf], [1.0]), ([1e308], [np.inf]), ([np.inf], [1e308]), ([0.0], [1e-10]), ([0.0], [1e-8]),
+    ([np.nan], [np.nan]), ([np.nan], [1.0]), ([1.0], [np.nan]), ([-np.inf, np.nan], [-np.inf, np.nan])])
+def test_the_fast_comparison_is_np_allclose(a, b):
+    from helpers.checks.functions import _allclose
+
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    assert _allclose(a, b, 1e-6, 1e-9) == np.allclose(a, b, rtol=1e-6, atol=1e-9, equal_nan=True)

@@ -45,6 +45,10 @@ class Spec:
     signature; ``outputs`` names the parts of a tuple result ("output", "K_cache", ...), or is empty for one
     array. Outputs match when ``np.allclose(got, want, rtol, atol, equal_nan=True)`` holds for every part.
     ``hint`` follows "Not answered yet"; ``done`` follows "correct on N inputs" (e.g. what was tried).
+    ``symptoms`` maps a sentence ("your result contains inf: exp overflowed.") to a test of the student's output
+    (one array); for an output that no mistake explains, the first symptom that holds is said before the largest
+    difference. ``may_overwrite`` allows a function that overwrites its inputs (an in-place softmax): the engine
+    passes copies either way.
     """
 
     name: str
@@ -56,15 +60,19 @@ class Spec:
     atol: float = 1e-9
     hint: str = ""
     done: str = ""
+    symptoms: Mapping[str, Callable[[np.ndarray], bool]] = field(default_factory=dict)
+    may_overwrite: bool = False
 
 
 @dataclass
 class Outcome:
     """What the student's function did on one input: ``value`` (their output as float arrays, or None when it is
-    unusable) and ``problem`` (None when right, else the sentence that says what is wrong)."""
+    unusable) and ``problem`` (None when right, else the sentence that says what is wrong); ``vague`` when that
+    sentence is only where the output differs (no named mistake, no exception, no wrong shape)."""
 
     value: object
     problem: str | None
+    vague: bool = False  # True when the problem is only a difference that no named mistake explains
 
     @property
     def ok(self) -> bool:
@@ -72,6 +80,8 @@ class Outcome:
 
 
 # ------------------------------------------------------------------ calling the student's code
+
+_RAISED = "your function raised"
 
 
 def _student_line(fn: Callable, err: BaseException) -> str:
@@ -91,11 +101,11 @@ def _copy(x: object) -> object:
     return x.copy() if isinstance(x, np.ndarray) else x
 
 
-def call_student(fn: object, args: tuple) -> tuple[object, str | None]:
+def call_student(fn: object, args: tuple, may_overwrite: bool = False) -> tuple[object, str | None]:
     """``fn(*args)`` on copies of the array arguments; (result, None), or (None, the sentence for what went wrong).
 
     Float warnings are recorded and dropped (a raw warning would print a machine path); an exception is reported
-    with its type, message and the student's line; an argument changed in place is named.
+    with its type, message and the student's line; an argument changed in place is named (unless may_overwrite).
     """
     if fn is None or fn is Ellipsis:
         return None, NOT_ANSWERED
@@ -108,11 +118,11 @@ def call_student(fn: object, args: tuple) -> tuple[object, str | None]:
             result = fn(*given)
     except Exception as err:  # the student's code may raise anything: report it, never crash
         extra = " Keep the summed axis with keepdims=True so the shapes line up." if "broadcast" in str(err) else ""
-        return None, f"your function raised {type(err).__name__}: {err}{_student_line(fn, err)}.{extra}"
+        return None, f"{_RAISED} {type(err).__name__}: {err}{_student_line(fn, err)}.{extra}"
     names = list(inspect.signature(fn).parameters) if _has_signature(fn) else []
     for i, (before, after) in enumerate(zip(args, given, strict=True)):
-        if isinstance(before, np.ndarray) and not (before.shape == after.shape
-                                                   and np.array_equal(before, after, equal_nan=True)):
+        if not may_overwrite and isinstance(before, np.ndarray) and not (  # may_overwrite: e.g. in-place softmax
+                before.shape == after.shape and np.array_equal(before, after, equal_nan=True)):
             which = names[i] if i < len(names) else f"argument {i + 1}"
             return None, (f"your function changed its input {which} in place (e.g. `{which} -= ...` or "
                           f"`{which}[...] = ...`): compute a new array instead, the caller still needs {which}.")
@@ -165,15 +175,31 @@ def _parts(result: object, spec: Spec) -> tuple[list[np.ndarray] | None, str | N
     return arrays, None
 
 
-def _reference(spec: Spec, args: tuple) -> list[np.ndarray]:
+def _reference(spec: Spec, args: tuple) -> tuple[list[np.ndarray], tuple[float, float]]:
+    """The right output as float64 arrays, and the tolerance (rtol, atol) to compare with: the spec's, or
+    coarser where the reference computes in a type with fewer digits (float16: rtol 2 eps = 0.002)."""
     with np.errstate(all="ignore"):
         want = spec.reference(*(_copy(a) for a in args))
-    return [np.asarray(w, dtype=np.float64) for w in (want if spec.outputs else (want,))]
+    parts = [np.asarray(w) for w in (want if spec.outputs else (want,))]
+    rtol, atol = spec.rtol, spec.atol
+    for w in parts:
+        if np.issubdtype(w.dtype, np.floating):
+            fi = np.finfo(w.dtype)
+            rtol, atol = max(rtol, 2 * float(fi.eps)), max(atol, float(fi.tiny))
+    return [w.astype(np.float64) for w in parts], (rtol, atol)
 
 
-def _close(spec: Spec, got: list[np.ndarray], want: list[np.ndarray]) -> bool:
-    return all(g.shape == w.shape and bool(np.allclose(g, w, rtol=spec.rtol, atol=spec.atol, equal_nan=True))
-               for g, w in zip(got, want, strict=True))
+def _allclose(g: np.ndarray, w: np.ndarray, rtol: float, atol: float) -> bool:
+    """np.allclose(g, w, rtol, atol, equal_nan=True) for float arrays of one shape, 4x faster (a live explorer
+    compares with every named mistake on each move): infinities must be equal, NaN matches NaN."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        near = np.abs(g - w) <= atol + rtol * np.abs(w)  # False where either is NaN
+        ok = near & np.isfinite(w) | (g == w) | (np.isnan(g) & np.isnan(w))
+    return bool(ok.all())
+
+
+def _close(got: list[np.ndarray], want: list[np.ndarray], tol: tuple[float, float]) -> bool:
+    return all(g.shape == w.shape and _allclose(g, w, *tol) for g, w in zip(got, want, strict=True))
 
 
 def first_difference(got: np.ndarray, want: np.ndarray) -> str:
@@ -184,23 +210,11 @@ def first_difference(got: np.ndarray, want: np.ndarray) -> str:
     return f"the largest difference is at index {where}: you have {got[where]:.4g}, expected {want[where]:.4g}"
 
 
-def explain(fn: object, spec: Spec, args: tuple) -> Outcome:
-    """Run the student's function on one input and say what is wrong (None when right). Never raises."""
-    result, problem = call_student(fn, args)
-    if problem is not None:
-        return Outcome(None, problem)
-    got, problem = _parts(result, spec)
-    if problem is not None:
-        return Outcome(None, problem)
-    want = _reference(spec, args)
-    value = tuple(got) if spec.outputs else got[0]
-    for g, w, label in zip(got, want, spec.outputs or ("your output",), strict=True):
-        if g.shape != w.shape:
-            flip = " (the transpose of the right shape: which axis holds the tokens?)" if g.shape == w.shape[::-1] \
-                else ""
-            return Outcome(value if g.size else None, f"{label} has shape {g.shape}, expected {w.shape}{flip}.")
-    if _close(spec, got, want):
-        return Outcome(value, None)
+def _named_mistakes(spec: Spec, args: tuple, got: list[np.ndarray], tol: tuple[float, float],
+                    first_only: bool = True) -> list[str]:
+    """The sentences of the mistakes whose output on ``args`` equals the student's (same shapes), in the spec's
+    order: the first one only, unless first_only is False."""
+    found = []
     for sentence, wrong in spec.mistakes.items():
         try:
             with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -209,27 +223,109 @@ def explain(fn: object, spec: Spec, args: tuple) -> Outcome:
             predicted = [np.asarray(m, dtype=np.float64) for m in (made if spec.outputs else (made,))]
         except Exception:  # a mistake that cannot even run on this input (e.g. shapes only a square case allows)
             continue
-        if _close(spec, got, predicted):
-            return Outcome(value, sentence)
+        if len(predicted) == len(got) and _close(got, predicted, tol):
+            found.append(sentence)
+            if first_only:
+                break
+    return found
+
+
+def _named_mistake(spec: Spec, args: tuple, got: list[np.ndarray], tol: tuple[float, float]) -> str | None:
+    """The sentence of the first mistake whose output on ``args`` equals the student's (same shapes), else None."""
+    found = _named_mistakes(spec, args, got, tol)
+    return found[0] if found else None
+
+
+def _all_named(spec: Spec, args: tuple, outcome: Outcome) -> list[str]:
+    """Every mistake that explains the student's output on ``args`` (several when they coincide on this input)."""
+    got = [np.asarray(v) for v in (outcome.value if spec.outputs else (outcome.value,))]
+    return _named_mistakes(spec, args, got, _reference(spec, args)[1], first_only=False)
+
+
+def explain(fn: object, spec: Spec, args: tuple) -> Outcome:
+    """Run the student's function on one input and say what is wrong (None when right). Never raises."""
+    result, problem = call_student(fn, args, spec.may_overwrite)
+    if problem is not None:
+        return Outcome(None, problem)
+    got, problem = _parts(result, spec)
+    if problem is not None:
+        return Outcome(None, problem)
+    want, tol = _reference(spec, args)
+    value = tuple(got) if spec.outputs else got[0]
     for g, w, label in zip(got, want, spec.outputs or ("your output",), strict=True):
-        if not np.allclose(g, w, rtol=spec.rtol, atol=spec.atol, equal_nan=True):
-            bad = np.isnan(g).any() and not np.isnan(w).any()
-            why = "holds NaN where the right answer has none: an exp overflowed (inf/inf) or 0/0 somewhere; " if bad \
+        if g.shape != w.shape:
+            named = _named_mistake(spec, args, got, tol)  # a mistake of another shape (e.g. the weights, not the output)
+            if named is not None:
+                return Outcome(value if g.size else None, named)
+            flip = " (the transpose of the right shape: which axis holds the tokens?)" if g.shape == w.shape[::-1] \
                 else ""
+            return Outcome(value if g.size else None, f"{label} has shape {g.shape}, expected {w.shape}{flip}.")
+    if _close(got, want, tol):
+        return Outcome(value, None)
+    named = _named_mistake(spec, args, got, tol)
+    if named is not None:
+        return Outcome(value, named)
+    for g, w, label in zip(got, want, spec.outputs or ("your output",), strict=True):
+        if not _allclose(g, w, *tol):
+            bad = np.isnan(g).any() and not np.isnan(w).any()
+            why = next((f"{sentence} " for sentence, holds in spec.symptoms.items() if _holds(holds, g)), "")
+            if not why and bad:
+                why = "holds NaN where the right answer has none: an exp overflowed (inf/inf) or 0/0 somewhere; "
             name = "" if label == "your output" else f"{label}: "
-            return Outcome(value, f"{name}{why}{first_difference(g, w)}.")
+            return Outcome(value, f"{name}{why}{first_difference(g, w)}.", vague=True)
     return Outcome(value, None)  # pragma: no cover - _close said no, so one part differs
+
+
+def _holds(test: Callable[[np.ndarray], bool], got: np.ndarray) -> bool:
+    try:
+        with np.errstate(all="ignore"):
+            return bool(test(got))
+    except Exception:  # a symptom's test that does not apply to this output
+        return False
 
 
 def check_function(fn: object, spec: Spec) -> Verdict:
     """Call the student's function on every case of ``spec``; print one verdict (the first problem, with the input
-    it showed on) and return it. Never raises on a student's mistake."""
+    it showed on) and return it. Never raises on a student's mistake.
+
+    When the first problem is only a difference no mistake explains, and the function raises on a later input,
+    that exception is reported instead: it names the student's own line (e.g. a forgotten keepdims=True that
+    still runs on a square input).
+    """
     if fn is None or fn is Ellipsis:
         return verdict(False, spec.name, f"{NOT_ANSWERED}. {spec.hint}".strip())
+    first: tuple[Case, Outcome] | None = None
     for case in spec.cases:
         outcome = explain(fn, spec, case.args)
-        if outcome.problem is not None:
-            if outcome.problem.startswith(NOT_ANSWERED):
-                return verdict(False, spec.name, f"{outcome.problem} {spec.hint}".strip())
-            return verdict(False, spec.name, f"on {case.label}: {outcome.problem}")
-    return verdict(True, spec.name, f"correct on all {len(spec.cases)} inputs{spec.done}.")
+        if outcome.problem is None:
+            continue
+        if outcome.problem.startswith(NOT_ANSWERED):
+            return verdict(False, spec.name, f"{outcome.problem} {spec.hint}".strip())
+        if first is None:
+            first = (case, outcome)
+            if not outcome.vague:  # a named mistake, an exception, a wrong shape ...: say it now
+                break
+        elif outcome.problem.startswith(_RAISED):
+            first = (case, outcome)
+            break
+    if first is None:
+        return verdict(True, spec.name, f"correct on all {len(spec.cases)} inputs{spec.done}.")
+    case, outcome = first
+    problem = outcome.problem
+    if problem in spec.mistakes and outcome.value is not None:
+        problem = _disambiguate(fn, spec, case, outcome)
+    return verdict(False, spec.name, f"on {case.label}: {problem}")
+
+
+def _disambiguate(fn: object, spec: Spec, case: Case, outcome: Outcome) -> str:
+    """The named mistake to report when several coincide on the first input that went wrong (e.g. √(T·d) = d
+    for a square X): the first that also explains the student's output on the later inputs where it is wrong."""
+    names = _all_named(spec, case.args, outcome)
+    later = list(spec.cases)[list(spec.cases).index(case) + 1:]
+    for other in later:
+        if len(names) <= 1:
+            break
+        seen = explain(fn, spec, other.args)
+        if seen.problem in spec.mistakes and seen.value is not None:
+            names = [n for n in names if n in _all_named(spec, other.args, seen)] or names
+    return names[0] if names else str(outcome.problem)

@@ -4,6 +4,10 @@ Shapes: ``T`` tokens (rows of X), ``d`` features (columns of X). Each ``check_..
 the student's answer, computes the right one and the typical wrong ones with
 ``helpers.attention``, prints one verdict and returns a ``Verdict`` (truthy when right,
 shows nothing more under the cell); none raises.
+
+The Build exercise, ``check_attend(fn)``, runs the student's own ``attend(X)`` on the inputs of
+``SPEC_ATTEND`` (helpers.checks.functions) and names the typical mistakes, each written below as a
+small wrong function.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ import numpy as np
 
 from helpers.attention import self_attention, softmax
 from helpers.checks import Verdict, check_array, exercise_check, input_array, verdict
+from helpers.checks.functions import Case, Spec, check_function
 from helpers.examples import T000_F1_X
+from helpers.sentence import embeddings
 
 __all__ = [
     "EXERCISE_X",
@@ -23,6 +29,7 @@ __all__ = [
     "check_output",
     "check_text000_weights",
     "check_most_attended",
+    "SPEC_ATTEND",
 ]
 
 EXERCISE_X = np.array(
@@ -275,3 +282,84 @@ def check_most_attended(answer: object, X: object = EXERCISE_X) -> Verdict:
             "Take it along each row (axis=-1).": np.argmax(p["weights"], axis=0),
         },
     )
+
+
+# ------------------------------------------------------------------ Build: the student's attend(X)
+
+
+def _attend(X: np.ndarray) -> np.ndarray:
+    """The right attend(X): softmax(X Xᵀ/√d) X, (T, d) -> (T, d), from helpers.attention."""
+    return self_attention(X)[0]
+
+
+def _scaled(X: np.ndarray, divisor: float, axis: int = -1) -> np.ndarray:
+    """softmax(X Xᵀ / divisor, axis) X: the right formula when divisor = √d and axis = -1."""
+    return softmax(X @ X.T / divisor, axis=axis) @ X  # (T, T) @ (T, d) -> (T, d)
+
+
+def _d(X: np.ndarray) -> int:
+    return X.shape[1]  # d, the number of features
+
+
+# Each typical mistake as the wrong function a student writes; the first whose output matches is named.
+_ATTEND_MISTAKES = {
+    "not scaled: the scores X Xᵀ went into the softmax undivided. Divide them by √d, the square root of the "
+    "number of features d = X.shape[1].": lambda X: _scaled(X, 1.0),
+    "scaled by d instead of √d: divide the scores by np.sqrt(d), not by d.": lambda X: _scaled(X, _d(X)),
+    "scaled by √T, the number of tokens (X.shape[0]); d is the number of features, X.shape[1].":
+        lambda X: _scaled(X, math.sqrt(X.shape[0])),
+    "you multiplied the scores by √d; divide by it.": lambda X: _scaled(X, 1 / math.sqrt(_d(X))),
+    "the softmax ran over axis 0 (the queries), so each COLUMN of the attention weights sums to 1; each ROW "
+    "must (axis=-1). Dividing by the row sums without keepdims=True, or using the weights transposed, does the "
+    "same.": lambda X: _scaled(X, math.sqrt(_d(X)), axis=0),
+    "one softmax over the whole (T, T) matrix: all its entries together sum to 1. Normalise each row on its "
+    "own (np.sum(..., axis=-1, keepdims=True)).":
+        lambda X: softmax((X @ X.T / math.sqrt(_d(X))).reshape(-1)).reshape(len(X), len(X)) @ X,
+    "no softmax: you multiplied the scaled scores X Xᵀ/√d by X directly. The attention weights are the "
+    "softmax of each row of the scaled scores.": lambda X: X @ X.T / math.sqrt(_d(X)) @ X,
+    "you return the attention weights (T, T): the output is one more step, the attention weights @ X, "
+    "shape (T, d).": lambda X: softmax(X @ X.T / math.sqrt(_d(X))),
+    "you divided after the softmax (the attention weights, or the output) by √d: divide the scores X Xᵀ, "
+    "before the softmax.": lambda X: softmax(X @ X.T) @ X / math.sqrt(_d(X)),
+    "scaled by √(T·d), the square root of X.size; d is the number of features alone, X.shape[1].":
+        lambda X: _scaled(X, math.sqrt(X.size)),
+    "Xᵀ @ weights gives (d, T), the transpose of the output: the weights go on the left, weights @ X, so "
+    "that output row i mixes the rows (tokens) of X.": lambda X: X.T @ softmax(X @ X.T / math.sqrt(_d(X))),
+    "weights @ Xᵀ: multiply the attention weights by X itself, whose rows are the tokens (this only ran "
+    "because T = d here).": lambda X: softmax(X @ X.T / math.sqrt(_d(X))) @ X.T,
+    "X @ weights: the weights go on the left, weights @ X, so that output row i mixes the rows (tokens) of X "
+    "(this only ran because T = d here).": lambda X: X @ softmax(X @ X.T / math.sqrt(_d(X))),
+    "your scores are Xᵀ X, (d, d): they compare features with features. The scores compare tokens with tokens: "
+    "X @ X.T, (T, T), and the output is weights @ X.": lambda X: X @ softmax(X.T @ X / math.sqrt(_d(X))),
+    "your scores are Xᵀ X, (d, d): they compare features with features. The scores compare tokens with tokens: "
+    "X @ X.T, (T, T) (this only ran because T = d here).": lambda X: softmax(X.T @ X / math.sqrt(_d(X))) @ X,
+}
+
+
+def _rng_case(shape: tuple[int, int], seed: int, what: str = "") -> Case:
+    X = np.random.default_rng(seed).standard_normal(shape)  # (T, d)
+    return Case(f"X of shape {shape}{what} (random, seed {seed})", (X,))
+
+
+SPEC_ATTEND = Spec(
+    name="attend",
+    reference=_attend,
+    cases=[
+        _rng_case((4, 4), 0, ", as many tokens as features"),
+        Case("the running sentence, X = embeddings() of shape (8, 6)", (embeddings(),)),
+        _rng_case((1, 3), 1, ", one token"),
+        Case("EXERCISE_X of shape (3, 4)", (EXERCISE_X.astype(np.float64),)),
+        _rng_case((5, 2), 2),
+        _rng_case((2, 7), 3),
+    ],
+    mistakes=_ATTEND_MISTAKES,
+    hint="Hint: three steps. The scores X Xᵀ divided by √d (d = X.shape[1]), a softmax over each row "
+    "(axis=-1), then the attention weights @ X.",
+    done=" (square and non-square X, one token, the running sentence)",
+)
+
+
+@exercise_check
+def check_attend(fn: object) -> Verdict:
+    """Build: the student's attend(X) = softmax(X Xᵀ/√d) X, run on several X, its typical mistakes named."""
+    return check_function(fn, SPEC_ATTEND)

@@ -8,14 +8,20 @@ then still give an array of the right shape, and the check can name the slip.
 Each ``check_...`` computes the right answer and the typical wrong ones with
 ``helpers.attention``, prints one verdict per array ("✅ ..." or "❌ ...: what is wrong")
 and returns a Verdict (truthy when right). None of them raises on a wrong or missing answer.
+
+The Build exercise, ``check_self_attention(fn)``, runs the student's own ``self_attention(X, W_q, W_k, W_v)``
+on the inputs of ``SPEC_SELF_ATTENTION`` (helpers.checks.functions): the square example above first, where
+the slips still run, then the running sentence and random shapes. Each mistake is a small wrong function below.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from helpers.attention import project_qkv, softmax
+from helpers.attention import project_qkv, single_head_attention, softmax
 from helpers.checks import Verdict, check_array, exercise_check
+from helpers.checks.functions import Case, Spec, check_function
+from helpers.sentence import embeddings, pronoun_head
 
 __all__ = [
     "EX_X",
@@ -27,6 +33,7 @@ __all__ = [
     "check_scaled_scores",
     "check_weights",
     "check_output_query2",
+    "SPEC_SELF_ATTENTION",
 ]
 
 EX_X = np.array([[1, 0, 1, 0], [0, 1, 1, 0], [1, 1, 0, 1], [0, 0, 1, 1]])  # (T=4, d_in=4)
@@ -167,3 +174,94 @@ def check_output_query2(answer: object) -> Verdict:
         mistakes[f"the attention weights were rounded to {places} before multiplying ({_ROUNDING})."] = (r @ V)[i]
     hint = "Hint: which row of your attention weights belongs to query 2 (NumPy counts from 0), and what does it mix?"
     return check_array(answer, right[i], name=name, mistakes=mistakes, hint=hint, exp=True)
+
+
+# ------------------------------------------------------------------ Build: the student's self_attention
+
+
+def _self_attention(X: np.ndarray, W_q: np.ndarray, W_k: np.ndarray, W_v: np.ndarray) -> np.ndarray:
+    """The right self_attention: softmax((X W_q)(X W_k)ᵀ/√d_k)(X W_v), (T, d_v), from helpers.attention."""
+    return single_head_attention(X, W_q, W_k, W_v)[0]
+
+
+def _attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray, divisor: float, axis: int = -1) -> np.ndarray:
+    """softmax(Q Kᵀ / divisor, axis) V: the right formula when divisor = √d_k and axis = -1."""
+    return softmax(Q @ K.T / divisor, axis=axis) @ V  # (T, T) @ (T, d_v) -> (T, d_v)
+
+
+def _root_dk(W_q: np.ndarray) -> float:
+    return float(np.sqrt(W_q.shape[1]))  # √d_k
+
+
+# Each typical mistake as the wrong function a student writes; the first whose output matches is named.
+_SELF_ATTENTION_MISTAKES = {
+    "W_q and W_k swapped (or K Qᵀ instead of Q Kᵀ): the queries are X @ W_q, the keys X @ W_k, and the scores "
+    "Q Kᵀ have one row per query.": lambda X, W_q, W_k, W_v: _attention(X @ W_k, X @ W_q, X @ W_v, _root_dk(W_q)),
+    "K is not transposed: Q @ K multiplies each query with the columns of K, not with the keys; use Q @ K.T "
+    "(this only ran because T = d_k here).":
+        lambda X, W_q, W_k, W_v: softmax((X @ W_q) @ (X @ W_k) / _root_dk(W_q)) @ (X @ W_v),
+    "not scaled: divide the scores Q Kᵀ by √d_k (d_k = W_q.shape[1], the width of the queries and keys).":
+        lambda X, W_q, W_k, W_v: _attention(X @ W_q, X @ W_k, X @ W_v, 1.0),
+    "scaled by d_k instead of √d_k: divide the scores by np.sqrt(d_k).":
+        lambda X, W_q, W_k, W_v: _attention(X @ W_q, X @ W_k, X @ W_v, W_q.shape[1]),
+    "scaled by √d_in, the width of X (X.shape[1]); divide by √d_k, the width of the queries and keys "
+    "(W_q.shape[1]).": lambda X, W_q, W_k, W_v: _attention(X @ W_q, X @ W_k, X @ W_v, np.sqrt(X.shape[1])),
+    "scaled by √d_v, the width of V; divide by √d_k, the width of the queries and keys (W_q.shape[1]).":
+        lambda X, W_q, W_k, W_v: _attention(X @ W_q, X @ W_k, X @ W_v, np.sqrt(W_v.shape[1])),
+    "scaled by √T, the number of tokens; divide by √d_k, the width of the queries and keys (W_q.shape[1]).":
+        lambda X, W_q, W_k, W_v: _attention(X @ W_q, X @ W_k, X @ W_v, np.sqrt(X.shape[0])),
+    "you divided after the softmax (the attention weights, or the output) by √d_k: divide the scores Q Kᵀ, "
+    "before the softmax.": lambda X, W_q, W_k, W_v: _attention(X @ W_q, X @ W_k, X @ W_v, 1.0) / _root_dk(W_q),
+    "the weight matrices are transposed (X @ W.T): use each as it is, shape (d_in, d_out), Q = X @ W_q "
+    "(this only ran because the shapes are square here).":
+        lambda X, W_q, W_k, W_v: _attention(X @ W_q.T, X @ W_k.T, X @ W_v.T, _root_dk(W_q)),
+    "the attention weights mix the rows of X, not the values: multiply them by V = X @ W_v.":
+        lambda X, W_q, W_k, W_v: _attention(X @ W_q, X @ W_k, X, _root_dk(W_q)),
+    "V was made with W_k (a copied line?): V = X @ W_v.":
+        lambda X, W_q, W_k, W_v: _attention(X @ W_q, X @ W_k, X @ W_k, _root_dk(W_q)),
+    "K was made with W_q (a copied line?): K = X @ W_k.":
+        lambda X, W_q, W_k, W_v: _attention(X @ W_q, X @ W_q, X @ W_v, _root_dk(W_q)),
+    "W X instead of X W: tokens are the rows of X, so each projection is X @ W (this only ran because the "
+    "shapes are square here).": lambda X, W_q, W_k, W_v: _attention(W_q @ X, W_k @ X, W_v @ X, _root_dk(W_q)),
+    "the softmax ran over axis 0 (the queries), so each COLUMN of the attention weights sums to 1; each ROW "
+    "must (axis=-1).": lambda X, W_q, W_k, W_v: _attention(X @ W_q, X @ W_k, X @ W_v, _root_dk(W_q), axis=0),
+    "no softmax: the scaled scores Q Kᵀ/√d_k multiply V directly. Take the softmax of each row first.":
+        lambda X, W_q, W_k, W_v: (X @ W_q) @ (X @ W_k).T / _root_dk(W_q) @ (X @ W_v),
+    "you return the attention weights (T, T): the output is one more step, the attention weights @ V.":
+        lambda X, W_q, W_k, W_v: softmax((X @ W_q) @ (X @ W_k).T / _root_dk(W_q)),
+}
+
+
+def _rng_case(T: int, d_in: int, d_k: int, d_v: int, seed: int, what: str = "") -> Case:
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((T, d_in))  # (T, d_in)
+    W_q, W_k = rng.standard_normal((d_in, d_k)), rng.standard_normal((d_in, d_k))  # (d_in, d_k) each
+    W_v = rng.standard_normal((d_in, d_v))  # (d_in, d_v)
+    return Case(f"X of shape {(T, d_in)}, W_q and W_k {(d_in, d_k)}, W_v {(d_in, d_v)}{what} (random, seed {seed})",
+                (X, W_q, W_k, W_v))
+
+
+SPEC_SELF_ATTENTION = Spec(
+    name="self_attention",
+    reference=_self_attention,
+    cases=[
+        Case("the exercises' EX_X, EX_WQ, EX_WK, EX_WV, all (4, 4)",
+             tuple(M.astype(np.float64) for M in (EX_X, EX_WQ, EX_WK, EX_WV))),
+        Case("the running sentence, X = embeddings() (8, 6) with pronoun_head()'s W_q, W_k, W_v (6, 2)",
+             (embeddings(), *pronoun_head())),
+        _rng_case(1, 3, 2, 4, 1, ", one token"),
+        _rng_case(5, 3, 2, 4, 2),
+        _rng_case(3, 6, 3, 2, 3, ", T = d_k"),
+        _rng_case(4, 4, 4, 4, 4, ", all square"),
+    ],
+    mistakes=_SELF_ATTENTION_MISTAKES,
+    hint="Hint: first Q, K, V, each X @ its weight matrix; then attention as in 01 with Q and K in place of X: "
+    "softmax(Q Kᵀ/√d_k) over each row, times V.",
+    done=" (square and non-square weight matrices, one token, the running sentence)",
+)
+
+
+@exercise_check
+def check_self_attention(fn: object) -> Verdict:
+    """Build: the student's self_attention(X, W_q, W_k, W_v) -> (T, d_v), run on several inputs, mistakes named."""
+    return check_function(fn, SPEC_SELF_ATTENTION)

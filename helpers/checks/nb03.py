@@ -2,14 +2,14 @@
 
 Each check computes the right answer (and the answers of the usual mistakes) with
 ``helpers.attention`` / ``helpers.numerics``, prints one verdict and returns a Verdict (truthy when right).
-``check_stable_softmax`` calls the student's function on hard inputs; whatever that function
-does (raise, warn, return None or nan), the check reports it as a diagnosis and never raises.
+``check_stable_softmax`` (the Build exercise) calls the student's function on the hard inputs of
+``SPEC_STABLE_SOFTMAX`` through helpers.checks.functions; whatever that function does (raise, warn, return
+None or nan), the check reports it as a diagnosis and never raises.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -17,13 +17,15 @@ import numpy as np
 from helpers import examples
 from helpers.attention import softmax
 from helpers.checks import NOT_ANSWERED, Verdict, check_array, exercise_check, verdict
+from helpers.checks.functions import Case, Spec, check_function
 from helpers.numerics import exp_limits, logsumexp
 
-__all__ = ["SOFTMAX_CASES", "LSE_ROW", "check_stable_softmax", "check_largest_safe_x", "check_logsumexp"]
+__all__ = ["SOFTMAX_CASES", "SPEC_STABLE_SOFTMAX", "LSE_ROW", "check_stable_softmax", "check_largest_safe_x",
+           "check_logsumexp"]
 
-# ------------------------------------------------------------------ exercise 1: a stable softmax
+# ------------------------------------------------------------------ exercise 1 (Build): a stable softmax
 
-# (what the case tests, the input); every case has >= 2 dimensions and softmax runs over the last.
+# (what the case tests, the input); softmax runs over the last axis, with any number of leading axes.
 SOFTMAX_CASES: list[tuple[str, np.ndarray]] = [
     ("small scores (text 003's scaled scores)", examples.T003_SCORES.astype(np.float64)),  # (3, 3)
     ("large positive scores", np.array([[1000.0, 1001.0, 1002.0], [3.0, 1.0, 2.0]])),  # (2, 3)
@@ -33,6 +35,12 @@ SOFTMAX_CASES: list[tuple[str, np.ndarray]] = [
     ("rows on very different scales", np.array([[0.0, 1.0, 2.0], [-2000.0, -2001.0, -2002.0]])),  # (2, 3)
     ("one row with a wide range", np.array([[-1000.0, 0.0, 1000.0]])),  # (1, 3)
     ("a batch of heads, shape (2, 2, 3)", np.arange(12.0).reshape(2, 2, 3) * 100.0),  # (2, 2, 3)
+    ("scores of ±1e4", np.array([[1e4, -1e4, 9999.0, 0.0], [-1e4, -1e4, -9999.0, -1e4]])),  # (2, 4)
+    ("rows holding -inf beside scores of ±1e4", np.array([[-np.inf, 1e4, -1e4], [-1e4, -np.inf, -np.inf],
+                                                           [-np.inf, -9999.0, -1e4]])),  # (3, 3)
+    ("four axes, shape (2, 1, 2, 3), with -inf", np.where(np.arange(12).reshape(2, 1, 2, 3) % 5 == 4, -np.inf,
+                                                           np.linspace(-1e4, 1e4, 12).reshape(2, 1, 2, 3))),
+    ("one row of shape (4,), no leading axis", np.array([3.0, -1e4, 1e4, 0.0])),  # (4,)
 ]
 
 
@@ -41,117 +49,61 @@ def _stable(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
-# What each typical mistake returns (computed, never typed in), with the explanation shown to the student.
-_MISTAKES: list[tuple[str, Callable[[np.ndarray], np.ndarray]]] = [
-    (
-        "this is the naive softmax exp(x) / sum(exp(x)): exp(1000) overflows to inf and inf/inf is nan "
-        "(and exp(-1000) underflows to 0, so 0/0 is nan). Subtract each row's maximum before exp.",
+def _stable_softmax(x: np.ndarray) -> np.ndarray:
+    """The right stable_softmax: helpers.attention.softmax over the last axis."""
+    return softmax(x, axis=-1)
+
+
+# Each typical mistake as the wrong function a student writes; the first whose output matches is named.
+_MISTAKES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "your result contains nan: this is the naive softmax exp(x) / sum(exp(x)). exp(1000) overflows to inf and "
+    "inf/inf is nan (and exp(-1000) underflows to 0, so 0/0 is nan). Subtract each row's maximum before exp.":
         lambda x: np.exp(x) / np.sum(np.exp(x), axis=-1, keepdims=True),
-    ),
-    (
-        "you subtracted the minimum, not the maximum: then the exponents are >= 0 and exp still overflows "
-        "when a row spans a wide range (exp(2000) = inf), and a -inf entry makes x - min nan. "
-        "Subtract the row MAXIMUM so every exponent is <= 0.",
+    "you subtracted the minimum, not the maximum: then the exponents are >= 0 and exp still overflows "
+    "when a row spans a wide range (exp(2000) = inf), and a -inf entry makes x - min nan. "
+    "Subtract the row MAXIMUM so every exponent is <= 0.":
         lambda x: (lambda e: e / np.sum(e, axis=-1, keepdims=True))(np.exp(x - np.min(x, axis=-1, keepdims=True))),
-    ),
-    (
-        "you subtracted one global maximum (x.max()) instead of each row's maximum. Mathematically fine, "
-        "but a row far below the global maximum underflows to all zeros and 0/0 is nan. "
-        "Use np.max(x, axis=-1, keepdims=True).",
+    "you subtracted one global maximum (x.max()) instead of each row's maximum. Mathematically fine, "
+    "but a row far below the global maximum underflows to all zeros and 0/0 is nan. "
+    "Use np.max(x, axis=-1, keepdims=True).":
         lambda x: (lambda e: e / np.sum(e, axis=-1, keepdims=True))(np.exp(x - np.max(x))),
-    ),
-    (
-        "the softmax runs over the wrong axis: axis 0 normalises the columns. Scores are (queries, keys) and "
-        "each query's row must sum to 1: use axis=-1.",
-        lambda x: _stable(x, axis=0),
-    ),
-    (
-        "right for 2-D input, wrong for a batch: axis=1 is not the last axis of a (heads, T, T) array. "
-        "Use axis=-1 so the same code works with any number of leading dimensions.",
-        lambda x: _stable(x, axis=1),
-    ),
-    (
-        "the rows do not sum to 1: after exp(x - max) divide by each row's sum.",
+    "the softmax runs over the wrong axis: axis 0 normalises the columns. Scores are (queries, keys) and "
+    "each query's row must sum to 1: use axis=-1.": lambda x: _stable(x, axis=0),
+    "right for 2-D input, wrong for a batch: axis=1 is not the last axis of a (heads, T, T) array. "
+    "Use axis=-1 so the same code works with any number of leading dimensions.": lambda x: _stable(x, axis=1),
+    "the rows do not sum to 1: after exp(x - max) divide by each row's sum.":
         lambda x: np.exp(x - np.max(x, axis=-1, keepdims=True)),
-    ),
-    (
-        "you divided by the sum of the whole array, not by each row's sum: "
-        "use np.sum(e, axis=-1, keepdims=True).",
+    "you divided by the sum of the whole array, not by each row's sum: "
+    "use np.sum(e, axis=-1, keepdims=True).":
         lambda x: (lambda e: e / np.sum(e))(np.exp(x - np.max(x, axis=-1, keepdims=True))),
-    ),
-]
+}
 
 _SOFTMAX_HINT = (
     "Hint: section 2 shows that subtracting a constant from a row leaves its softmax unchanged. "
     "Which constant, taken per row, keeps every exponent <= 0?"
 )
 
-
-def _quiet(func: Callable[[np.ndarray], object], x: np.ndarray) -> object:
-    """func(copy of x) with float warnings recorded and dropped (a raw warning would print a file path)."""
-    with warnings.catch_warnings(record=True), np.errstate(all="ignore"):
-        warnings.simplefilter("always")
-        return func(x.copy())
-
-
-def _same(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> bool:
-    tol = 2e-3 if x.dtype == np.float16 else 1e-6
-    return a.shape == b.shape and bool(np.allclose(a, b, rtol=tol, atol=tol * 1e-2, equal_nan=True))
-
-
-def _show(a: np.ndarray) -> str:
-    with np.printoptions(precision=4, suppress=True):
-        return np.array2string(np.asarray(a, dtype=np.float64), separator=", ").replace("\n", "")
+SPEC_STABLE_SOFTMAX = Spec(
+    name="stable softmax",
+    reference=_stable_softmax,
+    cases=[Case(label, (x,)) for label, x in SOFTMAX_CASES],
+    mistakes=_MISTAKES,
+    hint=_SOFTMAX_HINT,
+    done=" (overflow, underflow, -inf, float16, rows on different scales, batches, one row)",
+    symptoms={
+        "your result contains nan: an exp overflowed (inf/inf) or a whole row underflowed (0/0);":
+            lambda got: np.isnan(got).any(),
+        "your result contains inf: exp overflowed;": lambda got: np.isinf(got).any(),
+        "the numbers differ from softmax over the last axis;": lambda got: True,
+    },
+    may_overwrite=True,  # an in-place softmax (as helpers.attention.softmax_in_place) is a right answer
+)
 
 
 @exercise_check
 def check_stable_softmax(func: object) -> Verdict:
-    """Call the student's softmax on hard inputs (overflow, underflow, -inf, float16, batches) and diagnose."""
-    name = "stable softmax"
-    if func is None or func is Ellipsis:
-        return verdict(False, name, f"{NOT_ANSWERED}. {_SOFTMAX_HINT}")
-    if not callable(func):
-        return verdict(False, name, f"pass your function itself (e.g. my_softmax), got a {type(func).__name__}.")
-    answers: list[np.ndarray] = []
-    for label, x in SOFTMAX_CASES:
-        try:
-            got = _quiet(func, x)
-        except Exception as err:  # the student's code may raise anything: report it, never crash
-            extra = ""
-            if "broadcast" in str(err):
-                extra = " Keep the summed axis with keepdims=True so the shapes line up."
-            return verdict(False, name, f"your function raised {type(err).__name__}: {err} (on {label}).{extra}")
-        if got is None:
-            return verdict(False, name, f"{NOT_ANSWERED}. {_SOFTMAX_HINT}")
-        try:
-            got = np.asarray(got, dtype=np.float64)
-        except (TypeError, ValueError):
-            return verdict(False, name, f"your function should return an array of numbers, got {type(got).__name__}.")
-        if got.shape != x.shape:
-            return verdict(
-                False, name, f"on {label} the input has shape {x.shape} but you returned shape {got.shape}; "
-                "softmax keeps the shape (did you lose keepdims=True?)."
-            )
-        answers.append(got)
-    expected = [softmax(x).astype(np.float64) for _, x in SOFTMAX_CASES]
-    wrong = [i for i, (g, e) in enumerate(zip(answers, expected, strict=True)) if not _same(g, e, SOFTMAX_CASES[i][1])]
-    if not wrong:
-        return verdict(True, name, f"correct on all {len(SOFTMAX_CASES)} hard inputs (overflow, underflow, -inf, "
-                        "float16, rows on different scales, a batch).")
-    first = wrong[0]
-    label, x = SOFTMAX_CASES[first]
-    where = f"\n   on {label}: input {_show(x)}\n   expected {_show(expected[first])}, you returned {_show(answers[first])}"
-    for explanation, mistake in _MISTAKES:  # a mistake that reproduces the answer on every case explains it
-        predicted = [np.asarray(_quiet(mistake, x_), dtype=np.float64) for _, x_ in SOFTMAX_CASES]
-        if all(_same(g, p, x_) for g, p, (_, x_) in zip(answers, predicted, SOFTMAX_CASES, strict=True)):
-            return verdict(False, name, explanation + where)
-    if np.isnan(answers[first]).any():
-        why = "your result contains nan: an exp overflowed (inf/inf) or a whole row underflowed (0/0)."
-    elif np.isinf(answers[first]).any():
-        why = "your result contains inf: exp overflowed."
-    else:
-        why = "the numbers differ from softmax over the last axis."
-    return verdict(False, name, f"{why} {_SOFTMAX_HINT}{where}")
+    """Call the student's softmax on hard inputs (overflow, underflow, ±1e4, -inf, float16, batches) and diagnose."""
+    return check_function(func, SPEC_STABLE_SOFTMAX)
 
 
 # ------------------------------------------------------------------ exercise 2: the largest safe x

@@ -8,17 +8,31 @@ notebook passes in, together with the arrays the typical mistakes produce, and p
 one verdict (see ``helpers.checks.check_array``). Mistakes whose result has another
 shape than the right answer (e.g. the split without the transpose, (T, h, d_head)) are
 recognised here before the shape comparison, so the student hears which mistake it is.
+
+The Build exercise, ``check_multi_head_attention(fn)``, runs the student's own
+``multi_head_attention(X, W_q, W_k, W_v, W_o, n_heads)`` -> (T, d_model) on the inputs of
+``SPEC_MULTI_HEAD_ATTENTION`` (helpers.checks.functions); head i is column block i of Q, K and V,
+columns i·d_head to (i+1)·d_head - 1. Each typical mistake is a small wrong function below.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from helpers.attention import merge_heads, scaled_dot_product_attention, split_heads
+from helpers.attention import (
+    merge_heads,
+    multi_head_attention,
+    scaled_dot_product_attention,
+    softmax,
+    split_heads,
+)
 from helpers.checks import Verdict, check_array_any_shape, exercise_check, input_array
+from helpers.checks.functions import Case, Spec, check_function
+from helpers.sentence import embeddings, two_heads
 from helpers.validate import check_int, check_qk_width, check_weight
 
-__all__ = ["check_split_heads", "check_merge_heads", "check_head_weights", "check_output_projection"]
+__all__ = ["check_split_heads", "check_merge_heads", "check_head_weights", "check_output_projection",
+           "SPEC_MULTI_HEAD_ATTENTION"]
 
 
 _check = check_array_any_shape
@@ -153,3 +167,143 @@ def check_output_projection(answer: object, heads: object, W_o: object) -> Verdi
     }
     hint = "Hint: in concat(heads) · W_o, which rows of W_o ever meet head i's columns?"
     return _check(answer, expected, name="output projection", mistakes=mistakes, hint=hint)
+
+
+# ------------------------------------------------------------------ Build: the student's multi_head_attention
+
+
+def _multi_head_attention(X: np.ndarray, W_q: np.ndarray, W_k: np.ndarray, W_v: np.ndarray, W_o: np.ndarray,
+                          n_heads: int) -> np.ndarray:
+    """The right multi_head_attention: (T, d_in) -> (T, d_model), from helpers.attention."""
+    return multi_head_attention(X, W_q, W_k, W_v, n_heads, W_o=W_o)[0]
+
+
+def _heads_attend(Qh: np.ndarray, Kh: np.ndarray, Vh: np.ndarray, divisor: float, axis: int = -1) -> np.ndarray:
+    """softmax(Qh Khᵀ / divisor, axis) Vh for a stack of heads (..., T, d_head) -> (..., T, d_head)."""
+    return softmax(Qh @ np.swapaxes(Kh, -1, -2) / divisor, axis=axis) @ Vh  # (..., T, T) @ (..., T, d_head)
+
+
+def _mha(X: np.ndarray, W_q: np.ndarray, W_k: np.ndarray, W_v: np.ndarray, W_o: np.ndarray | None, h: int, *,
+         split=None, merge=None, divisor: float | None = None, axis: int = -1) -> np.ndarray:
+    """Multi-head attention with one step swapped for a wrong one (a split, a merge, the scale, the axis)."""
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v  # (T, d_model) each
+    T, d_model = Q.shape
+    d_head = d_model // h
+    split = split or (lambda M: M.reshape(T, h, d_head).transpose(1, 0, 2))  # (T, d_model) -> (h, T, d_head)
+    merge = merge or (lambda O: O.transpose(1, 0, 2).reshape(T, d_model))  # (h, T, d_head) -> (T, d_model)
+    heads = _heads_attend(split(Q), split(K), split(V), np.sqrt(d_head) if divisor is None else divisor, axis)
+    concat = merge(heads)  # (T, d_model)
+    return concat if W_o is None else concat @ W_o  # (T, d_model) @ (d_model, d_model) -> (T, d_model)
+
+
+def _bare_reshape(X, W_q, W_k, W_v, W_o, n_heads):
+    T, d_model = X.shape[0], W_q.shape[1]
+    return _mha(X, W_q, W_k, W_v, W_o, n_heads, split=lambda M: M.reshape(n_heads, T, d_model // n_heads),
+                merge=lambda O: O.reshape(T, d_model))
+
+
+def _heads_as_tokens(X, W_q, W_k, W_v, W_o, n_heads):
+    T, d_model = X.shape[0], W_q.shape[1]
+    return _mha(X, W_q, W_k, W_v, W_o, n_heads, split=lambda M: M.reshape(T, n_heads, d_model // n_heads),
+                merge=lambda O: O.reshape(T, d_model))
+
+
+def _merge_without_transpose(X, W_q, W_k, W_v, W_o, n_heads):
+    T, d_model = X.shape[0], W_q.shape[1]
+    return _mha(X, W_q, W_k, W_v, W_o, n_heads, merge=lambda O: O.reshape(T, d_model))
+
+
+def _reversed_heads(X, W_q, W_k, W_v, W_o, n_heads):
+    return _mha(X, W_q, W_k, W_v, W_o, n_heads, merge=lambda O: np.concatenate(list(O[::-1]), axis=-1))
+
+
+def _interleaved(X, W_q, W_k, W_v, W_o, n_heads):
+    T, d_model = X.shape[0], W_q.shape[1]
+    d_head = d_model // n_heads
+    return _mha(X, W_q, W_k, W_v, W_o, n_heads,
+                split=lambda M: M.reshape(T, d_head, n_heads).transpose(2, 0, 1),  # head i: columns i, i+h, ...
+                merge=lambda O: O.transpose(1, 2, 0).reshape(T, d_model))
+
+
+def _interleaved_merge(X, W_q, W_k, W_v, W_o, n_heads):
+    T, d_model = X.shape[0], W_q.shape[1]
+    return _mha(X, W_q, W_k, W_v, W_o, n_heads, merge=lambda O: O.transpose(1, 2, 0).reshape(T, d_model))
+
+
+# Each typical mistake as the wrong function a student writes; the first whose output matches is named.
+_MULTI_HEAD_MISTAKES = {
+    "the heads were cut by a bare reshape, Q.reshape(n_heads, T, d_head), with no transpose: that cuts Q's "
+    "rows in reading order, so one head's rows mix pieces of different tokens. Head i is the column block "
+    "Q[:, i*d_head:(i+1)*d_head]: reshape to (T, n_heads, d_head), then swap the first two axes.": _bare_reshape,
+    "the heads were cut by Q.reshape(T, n_heads, d_head) but the first two axes were never swapped, so the "
+    "attention ran between the heads of one token instead of between tokens. Swap to (n_heads, T, d_head) "
+    "before attending.": _heads_as_tokens,
+    "the heads were split right but merged by a bare reshape, (n_heads, T, d_head) -> (T, d_model), without "
+    "swapping heads and tokens back first: a row of the result mixes different tokens.": _merge_without_transpose,
+    "the heads were concatenated in the wrong order (last head first): head i's output goes into column block "
+    "i, in the order of the heads.": _reversed_heads,
+    "each head got every n_heads-th column (Q[:, i::n_heads], e.g. a reshape to (T, d_head, n_heads)); head i "
+    "owns the contiguous column block Q[:, i*d_head:(i+1)*d_head].": _interleaved,
+    "the heads' columns were interleaved when merging (axes in the order (T, d_head, n_heads)); keep each "
+    "head's columns together: (T, n_heads, d_head), then reshape.": _interleaved_merge,
+    "W_o is missing: this is the concatenation of the heads. Multiply it by W_o.":
+        lambda X, W_q, W_k, W_v, W_o, n_heads: _mha(X, W_q, W_k, W_v, None, n_heads),
+    "W_o is transposed: the concatenated heads (T, d_model) are multiplied by W_o as it is, concat @ W_o.":
+        lambda X, W_q, W_k, W_v, W_o, n_heads: _mha(X, W_q, W_k, W_v, W_o.T, n_heads),
+    "scaled by √d_model instead of √d_head: each head compares vectors of d_head = d_model / n_heads numbers, "
+    "so divide its scores by √d_head.":
+        lambda X, W_q, W_k, W_v, W_o, n_heads: _mha(X, W_q, W_k, W_v, W_o, n_heads, divisor=np.sqrt(W_q.shape[1])),
+    "not scaled: divide each head's scores by √d_head.":
+        lambda X, W_q, W_k, W_v, W_o, n_heads: _mha(X, W_q, W_k, W_v, W_o, n_heads, divisor=1.0),
+    "scaled by d_head instead of √d_head: divide each head's scores by np.sqrt(d_head).":
+        lambda X, W_q, W_k, W_v, W_o, n_heads: _mha(X, W_q, W_k, W_v, W_o, n_heads,
+                                                    divisor=W_q.shape[1] / n_heads),
+    "the softmax ran over the queries (axis -2), so columns of the attention weights sum to 1; it must run "
+    "over the keys, the last axis.":
+        lambda X, W_q, W_k, W_v, W_o, n_heads: _mha(X, W_q, W_k, W_v, W_o, n_heads, axis=-2),
+    "the softmax ran over the heads (axis 0 of the (n_heads, T, T) scores): it must run over the keys, the "
+    "last axis, within each head.":
+        lambda X, W_q, W_k, W_v, W_o, n_heads: _mha(X, W_q, W_k, W_v, W_o, n_heads, axis=0),
+    "this is ONE head over all d_model columns (n_heads was not used): cut Q, K, V into n_heads column blocks "
+    "and attend within each.": lambda X, W_q, W_k, W_v, W_o, n_heads: _mha(X, W_q, W_k, W_v, W_o, 1),
+}
+
+
+def _rng_case(T: int, d_in: int, d_model: int, n_heads: int, seed: int, what: str = "") -> Case:
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((T, d_in))  # (T, d_in)
+    W_q, W_k, W_v = (rng.standard_normal((d_in, d_model)) for _ in range(3))  # (d_in, d_model) each
+    W_o = rng.standard_normal((d_model, d_model))  # (d_model, d_model)
+    return Case(f"X of shape {(T, d_in)}, W_q, W_k, W_v {(d_in, d_model)}, n_heads = {n_heads}{what} "
+                f"(random, seed {seed})", (X, W_q, W_k, W_v, W_o, n_heads))
+
+
+def _sentence_case() -> Case:
+    W_q, W_k, W_v = two_heads()  # (6, 4) each: two heads of d_head = 2
+    W_o = np.random.default_rng(0).standard_normal((4, 4))  # (d_model, d_model)
+    return Case("the running sentence, X = embeddings() (8, 6) with two_heads()'s W_q, W_k, W_v (6, 4), "
+                "n_heads = 2 and a random W_o (4, 4), seed 0", (embeddings(), W_q, W_k, W_v, W_o, 2))
+
+
+SPEC_MULTI_HEAD_ATTENTION = Spec(
+    name="multi_head_attention",
+    reference=_multi_head_attention,
+    cases=[
+        _rng_case(5, 3, 6, 3, 1),  # first: √d_model ≠ d_head here (the running sentence has d_head = 2 = √4)
+        _sentence_case(),
+        _rng_case(1, 4, 4, 2, 2, ", one token"),
+        _rng_case(4, 4, 8, 4, 3, ", T = n_heads"),
+        _rng_case(3, 5, 6, 2, 4),
+        _rng_case(4, 3, 4, 1, 5, ", one head"),
+    ],
+    mistakes=_MULTI_HEAD_MISTAKES,
+    hint="Hint: Q, K, V = X @ W_q, X @ W_k, X @ W_v; head i attends with columns i*d_head:(i+1)*d_head of each, "
+    "scaled by √d_head; concatenate the heads' outputs in order, then @ W_o.",
+    done=" (several widths and numbers of heads, one token, the running sentence)",
+)
+
+
+@exercise_check
+def check_multi_head_attention(fn: object) -> Verdict:
+    """Build: the student's multi_head_attention(X, W_q, W_k, W_v, W_o, n_heads) -> (T, d_model), mistakes named."""
+    return check_function(fn, SPEC_MULTI_HEAD_ATTENTION)

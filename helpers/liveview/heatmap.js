@@ -40,12 +40,12 @@ function make(tag, cls, text) {
 // in a table without marks): an outlined cell, also said in words to a screen reader and a hovering pointer.
 function paint(td, text, color, lut, mark) {
   if (td.firstChild.data !== text) td.firstChild.data = text;
-  if (td.__attnColor === color && td.__attnMark === mark) return;
-  if (td.__attnMark !== mark) {
-    if (mark) td.title = MARK_SAYS; else if (td.__attnMark) td.removeAttribute("title");
+  if (td.__attnColor === color && td.__attnOutlined === mark) return;
+  if (td.__attnOutlined !== mark) {
+    if (mark) td.title = MARK_SAYS; else if (td.__attnOutlined) td.removeAttribute("title");
   }
   td.__attnColor = color;
-  td.__attnMark = mark;
+  td.__attnOutlined = mark;
   const base = color < 0 ? "bad" : lut.white[color] ? "w" : "";
   const cls = mark ? (base ? base + " m" : "m") : base;
   if (td.className !== cls) td.className = cls;
