@@ -45,6 +45,9 @@ DOM contract (the browser tests in ``tests/ui`` rely on it; controls: see ``help
   element with ``data-state``, whose JSON is ``{"kind", "inputs", "weights", "output", ...}`` (every
   control value and parameter needed to recompute the panels with ``helpers``; NaN and ±inf are the
   strings "nan", "inf", "-inf"), or ``{"kind", "inputs", "error"}`` after a refusal;
+* with ``yours=``: a View titled "your <name> beside the reference" right after the main one (its second table
+  the student's output, outlined cells ``td.m``), a ``div.attn-yours`` in the readout with the verdict, and a
+  ``"yours"`` entry in ``data-state`` ({"name", "ok", "problem", "reference", "output", "differ"});
 * accessibility (issue 29): the readout also holds a hidden ``div.attn-say``, the main View in words
   (``helpers.panels.describe_view``), which its ``div.attn-live`` (role status, polite) announces once the
   controls have been still for a moment; its ``names`` (from ``MatrixSliders.names``,
@@ -265,6 +268,7 @@ class Explorer:
     kind = "explorer"
     about = "an explorer"  # what it does, in a few words (the line shown where widgets cannot render)
     yours_spec_name: str | None = None  # "module:SPEC_NAME": the Build exercise whose function ``yours=`` takes
+    yours_unit = "output"  # what the numbers of the student's output are, on the colour bar of both
 
     def __init__(self, *, yours: object = None, **controls: object) -> None:
         if not controls:
@@ -272,7 +276,7 @@ class Explorer:
         if yours is not None and self.yours_spec_name is None:
             raise TypeError(f"{type(self).__name__} does not take yours=: its lesson has no Build exercise to run "
                             "live (the explorers of 01, 02, 03, 04, 06 and 12 do)")
-        self.yours = yours  # the student's function (or None): run on every update beside the reference
+        self._yours = yours  # the student's function (or None): run on every update beside the reference
         self.yours_verdict = ""  # what the readout says about it, in one line ("" without yours=)
         self.controls = controls
         self.readout = Readout(layout=W.Layout(min_width="16em"), names=_control_names(controls))
@@ -333,14 +337,15 @@ class Explorer:
                                   f"{html.escape(self._error)}</div>" + state_html(state))
             self.renders += 1
             return
-        if self.yours is not None:
+        if self._yours is not None:
             shown = self._with_yours(shown, values)
         self._shown, self._error = shown, None
         cells = self._draw()
         note = f'<div style="max-width:32em">{shown.note}</div>' if shown.note else ""
-        if self.yours is not None:
+        if self._yours is not None:
             note += shown.extra["yours"].pop("html")
-        say = f'<div class="attn-say" hidden>{html.escape(describe_view(shown.views[0]))}</div>'  # the live region's
+        words = describe_view(shown.views[0]) + (f" {self.yours_verdict}" if self._yours is not None else "")
+        say = f'<div class="attn-say" hidden>{html.escape(words)}</div>'  # the live region's (and yours=' verdict)
         self.readout.update(note + say + state_html(self.state(), shown.encoded), cells)  # one message: readout and changed cells
         self.renders += 1
 
@@ -384,6 +389,20 @@ class Explorer:
             widget.set_size(self._size())
 
     # the student's function (yours=) ----------------------------------------
+    @property
+    def yours(self) -> object:
+        """The student's function given as ``yours=`` (None without it). Another one may be set (``ex.yours = fn``:
+        redrawn at once); whether there is one is fixed when the explorer is built (its View is part of the layout)."""
+        return self._yours
+
+    @yours.setter
+    def yours(self, fn: object) -> None:
+        if (fn is None) != (self._yours is None):
+            raise TypeError(f"yours is given when the explorer is built ({type(self).__name__}(..., yours=fn)): it adds "
+                            "a View to the layout; build a new explorer to add or remove it")
+        self._yours = fn
+        self._render()
+
     def yours_spec(self) -> object:
         """The Build exercise's ``helpers.checks.functions.Spec`` (named by ``yours_spec_name``, imported when used)."""
         module, _, name = self.yours_spec_name.partition(":")
@@ -418,7 +437,7 @@ class Explorer:
 
     def yours_title(self, name: str) -> str:
         """The title of the View of the student's output beside the reference's."""
-        return f"your {name} beside the reference, on the same inputs"
+        return f"your {name} beside the reference"
 
     def _with_yours(self, shown: Shown, values: dict) -> Shown:
         """``shown`` with the student's output beside the reference's (a View after the main one), the differing
@@ -438,14 +457,14 @@ class Explorer:
         both = [want2] if mine is None else [want2, mine]
         finite = np.concatenate([m[np.isfinite(m)] for m in both])
         lo, hi = limits(finite, "values")  # one fixed scale for both: their colours compare cell by cell
-        axes = self.yours_axes(want2.shape)
-        panels = [Panel(want2, f"reference {name}", kind="values", vmin=lo, vmax=hi,
-                        color_bar_label="output (one scale for both)", **axes)]
+        scale = {"kind": "values", "vmin": lo, "vmax": hi, "color_bar_label": f"{self.yours_unit} (one scale for both)"}
+        panels = [Panel(want2, f"reference {name}", **scale, **self.yours_axes(want2.shape))]
         n_diff = 0 if marked is None else int(marked.sum())
         if mine is not None:
-            title = f"your {name}" + (f": {n_diff} cells differ" if n_diff > 1 else ": 1 cell differs" if n_diff else "")
-            panels.append(Panel(mine, title, kind="values", vmin=lo, vmax=hi, color_bar_label="output (one scale for "
-                                "both)", marked=marked, **(axes if mine.shape == want2.shape else self.yours_axes(mine.shape))))
+            title = f"your {name}" + (f": shape {mine.shape}, not {want2.shape}" if mine.shape != want2.shape
+                                      else f": {n_diff} cells differ" if n_diff > 1 else ": 1 cell differs" if n_diff
+                                      else "")
+            panels.append(Panel(mine, title, **scale, marked=marked, **self.yours_axes(mine.shape)))
         if problem is None:
             line = f"✅ your {name} gives the same output as the reference here."
         else:
@@ -454,7 +473,7 @@ class Explorer:
                 line += (f" ({n_diff} of {marked.size} cells differ from the reference's: outlined in your output.)"
                          if n_diff > 1 else f" (1 of {marked.size} cells differs from the reference's: outlined.)")
         self.yours_verdict = line
-        title = self.yours_title(name) + ("" if mine is not None else ": yours gave no output to draw (see the readout)")
+        title = self.yours_title(name) if mine is not None else f"your {name}: no output"
         views = [shown.views[0], View(panels, title), *shown.views[1:]]
         colour = "#006400" if problem is None else "#a00000"
         box = (f'<div class="attn-yours" style="color:{colour};max-width:32em;margin-top:0.3em">'

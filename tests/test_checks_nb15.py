@@ -328,6 +328,22 @@ def test_nan_is_named(name, capsys):
     assert not ok and "holds NaN (not a number), first at index" in line, line
 
 
+def test_none_on_a_later_input_is_a_missing_return(capsys):
+    ok, line = run(nb15.check_gelu, lambda x: gelu(x) if x.ndim == 1 else None, capsys)
+    assert not ok and "on input 2 of" in line and "returned None on this input: is a `return` missing" in line, line
+
+
+def test_an_exception_from_a_stub_it_calls_says_so(capsys):
+    def block_on_a_stub(x, params, layer, n_heads):
+        h = _stub(x)  # a layer_norm still `...`
+        return x + h @ params[f"l{layer}.W_q"]
+
+    ok, line = run(nb15.check_block, block_on_a_stub, capsys)
+    assert not ok and "at line" in line and "`h` is None there" in line and "a stub above?" in line, line
+    ok, line = run(nb15.check_gelu, lambda x: _stub(x) + 1, capsys)
+    assert not ok and "raised TypeError" in line and "Something was None" in line, line
+
+
 def test_float_token_ids_are_named(capsys):
     ok, line = run(nb15.check_generate, lambda *a: generate(*a).astype(float), capsys)
     assert not ok and "token ids are integers" in line, line
@@ -363,7 +379,8 @@ def test_explain_gpt_forward_returns_logits_and_the_checks_sentence(capsys):
     assert why is None and logits.shape == (len(tokens), config.vocab_size) and logits.dtype == np.float64
     logits, why = nb15.explain_gpt_forward(lambda c, p, t: gpt_forward(c, p, t, pos=None), config, params, tokens)
     assert logits.shape == (len(tokens), config.vocab_size) and "positions are not added" in why
-    assert nb15.explain_gpt_forward(_stub, config, params, tokens) == (None, "Not answered yet")
+    logits, why = nb15.explain_gpt_forward(_stub, config, params, tokens)
+    assert logits is None and why == nb15.NOT_ANSWERED_SENTENCE and why.startswith("Not answered yet")
     logits, why = nb15.explain_gpt_forward(_raises, config, params, tokens)
     assert logits is None and "ZeroDivisionError" in why
     assert capsys.readouterr().out == ""  # explain prints nothing; the check prints
@@ -374,3 +391,15 @@ def test_ready_falls_back_to_the_reference(capsys):
     assert "Using your gelu." in capsys.readouterr().out
     assert nb15.ready(_stub, False, forward, "gpt_forward") is forward
     assert "helpers.language_model.forward stands in" in capsys.readouterr().out
+
+
+def test_the_generate_cases_have_no_near_ties():
+    """Greedy text is judged token by token: every argmax of the check's cases wins by far more than float64
+    rounding, so any correct implementation gives the same tokens (the gap is in logits)."""
+    for case in nb15._generate_cases():
+        config, params, prompt, n_new = case.args
+        if n_new == 0:
+            continue
+        out = nb15.greedy_generate(config, params, prompt, n_new)
+        top2 = np.sort(forward(config, params, out[:-1])[len(prompt) - 1:], axis=-1)[:, -2:]  # (n_new, 2)
+        assert (top2[:, 1] - top2[:, 0]).min() > 1e-3, case.label

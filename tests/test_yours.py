@@ -96,7 +96,7 @@ def masks(yours=None):
 def yours_view(ex):
     """The View of the student's output beside the reference's (the one after the main view) and its payload."""
     view = ex._shown.views[1]
-    assert view.title.startswith(f"your {ex.yours_name()} beside the reference")
+    assert view.title.startswith((f"your {ex.yours_name()} beside the reference", f"your {ex.yours_name()}: no output"))
     return view, view_payload(view)
 
 
@@ -121,6 +121,8 @@ def test_a_right_function_is_said_right_and_no_cell_is_marked(make, right, args,
     assert ex.yours is right
     assert ex.yours_verdict == f"✅ your {ex.yours_name()} gives the same output as the reference here."
     assert ex.yours_verdict in readout_words(ex) and 'class="attn-yours"' in ex.readout.value
+    say = html.unescape(ex.readout.value.split('<div class="attn-say" hidden>')[1].split("</div>")[0])
+    assert say.endswith(ex.yours_verdict)  # a screen reader hears the verdict after each move, too
     view, payload = yours_view(ex)
     ref, mine = view.panels
     assert mine.title == f"your {ex.yours_name()}" and not mine.marked.any() and ref.marked is None
@@ -184,8 +186,9 @@ def test_a_function_that_fails_is_said_in_the_readout_and_the_widget_keeps_worki
     assert len(view.panels) == (2 if drawn else 1)  # the reference always; theirs when it is an array to draw
     if drawn:  # a wrong shape: drawn as it is, every cell outlined (none is right)
         assert view.panels[1].matrix.shape == (3, 2) and view.panels[1].marked.all()
+        assert view.panels[1].title == "your self_attention: shape (3, 2), not (3, 3)"
     else:
-        assert view.title.endswith("yours gave no output to draw (see the readout)")
+        assert view.title == "your self_attention: no output"  # the readout says why
     renders = ex.renders
     ex.set(W_k=E.T001_WK * 0, scale=False)  # the explorer still moves: its own views and the readout
     assert ex.renders == renders + 1 and ex._error is None
@@ -239,8 +242,7 @@ def test_the_marks_travel_in_the_one_message_of_an_update_and_the_browser_state_
     state = ex._views[1].snapshot()
     for W_v in (E.T001_WV - 1, E.T001_WV):  # each a slider move: their function is right, nothing marked
         ex.set(W_v=W_v)
-    ex.yours = self_attention_one_cell  # a new function: the next move marks its cell
-    ex.update()
+    ex.yours = self_attention_one_cell  # another function: redrawn at once, its cell marked
     for data in sent:
         assert data["method"] == "custom"
         state = M.apply(state, copy.deepcopy(data["content"]["views"][key]))
@@ -309,19 +311,33 @@ def test_panel_marked_must_be_a_bool_array_of_the_matrix_shape():
 # --------------------------------------------------------------------------- every explorer that takes yours=
 
 
-@pytest.mark.parametrize("kind", ["no-weights", "qkv", "overflow", "multihead", "masks"])
+BUILT = {  # each explorer that takes yours=, as its registered demo builds it
+    "no-weights": lambda yours: X.NoWeightsExplorer(E.T001_X, ["x1", "x2", "x3"], yours=yours),
+    "qkv": qkv,
+    "overflow": lambda yours: X.OverflowExplorer(yours=yours),
+    "multihead": lambda yours: X.MultiheadExplorer(E.T001_X, 4, seed=0, yours=yours),
+    "masks": masks,
+}
+
+
+@pytest.mark.parametrize("kind", list(BUILT))
 def test_every_lessons_reference_passes_and_a_stub_is_not_answered_yet(kind):
-    demo = X.REGISTRY[kind].demo
-    ex = demo()
+    ex = BUILT[kind](stub)
     spec = ex.yours_spec()
     assert spec.name in {"attend", "self_attention", "stable softmax", "multi_head_attention", "causal_attention"}
-    ex.yours = spec.reference
-    ex.update()
-    assert ex.yours_verdict.startswith(f"✅ your {spec.name}") and not yours_view(ex)[0].panels[1].marked.any()
-    ex.yours = stub
-    ex.update()
     assert ex.yours_verdict.startswith(f"❌ your {spec.name}: Not answered yet")
-    assert len(ex._views) == len(demo()._views) + 1  # one View more: theirs beside the reference's
+    ex.yours = spec.reference  # another function: redrawn at once
+    assert ex.yours_verdict.startswith(f"✅ your {spec.name}") and not yours_view(ex)[0].panels[1].marked.any()
+    demo = X.REGISTRY[kind].demo()
+    assert len(ex._views) == len(demo._views) + 1  # one View more: theirs beside the reference's
+    others = ex._shown.views[:1] + ex._shown.views[2:]  # the explorer's own Views: as without yours=
+    assert [view_payload(v) for v in others] == [view_payload(v) for v in demo._shown.views]
+    state = state_from_html(ex.readout.value)
+    assert state.pop("yours")["ok"] is True and state == state_from_html(demo.readout.value)  # the rest as before
+    with pytest.raises(TypeError, match="yours is given when the explorer is built"):
+        ex.yours = None
+    with pytest.raises(TypeError, match="yours is given when the explorer is built"):
+        demo.yours = stub
 
 
 def test_multihead_gives_the_student_the_heads_chosen_and_a_fixed_w_o():
@@ -341,7 +357,6 @@ def test_multihead_gives_the_student_the_heads_chosen_and_a_fixed_w_o():
         return nb04.SPEC_MULTI_HEAD_ATTENTION.reference(X_, W_q, W_k, W_v, np.eye(W_o.shape[0]), n_heads)
 
     ex.yours = no_w_o
-    ex.update()
     sentence = next(s for s, f in nb04.SPEC_MULTI_HEAD_ATTENTION.mistakes.items() if "W_o" in s)
     assert ex.yours_verdict.startswith(f"❌ your multi_head_attention: {sentence}")
 

@@ -253,6 +253,11 @@ def _weights_only(Q, K, V):
     return _plain_softmax(np.where(_below(len(Q)), _scaled(Q, K), -np.inf))  # (T, T), not multiplied by V
 
 
+def _max_not_subtracted(Q, K, V):
+    e = np.exp(np.where(_below(len(Q)), _scaled(Q, K), -np.inf))  # e^s overflows to inf for s > 709.78
+    return e / e.sum(axis=-1, keepdims=True) @ V  # inf / inf = nan
+
+
 def _build_cases() -> list[Case]:
     rng = np.random.default_rng(6)
     Q_s, K_s, V_s = (rng.standard_normal((4, 4)) for _ in range(3))  # square: Q @ K runs, weights look like output
@@ -261,12 +266,14 @@ def _build_cases() -> list[Case]:
     one = (rng.standard_normal((1, 3)), rng.standard_normal((1, 3)), rng.standard_normal((1, 5)))
     wide = (rng.standard_normal((5, 3)), rng.standard_normal((5, 3)), rng.standard_normal((5, 4)))
     tall = (rng.standard_normal((7, 4)), rng.standard_normal((7, 4)), rng.standard_normal((7, 2)))
+    large = (rng.uniform(30, 40, (3, 2)), rng.uniform(30, 40, (3, 2)), rng.standard_normal((3, 2)))  # scores > 1,000
     return [
         Case("Q, K, V of shape (4, 4) each (random numbers)", (Q_s, K_s, V_s)),
         Case("the running sentence with the adjective head: Q, K, V of shape (8, 2) each", (Q_r, K_r, V_r)),
         Case("one token: Q, K of shape (1, 3), V of shape (1, 5)", one),
         Case("Q, K of shape (5, 3), V of shape (5, 4) (d_k ≠ d_v)", wide),
         Case("Q, K of shape (7, 4), V of shape (7, 2)", tall),
+        Case("Q, K, V of shape (3, 2) with scores above 1,000", large),
     ]
 
 
@@ -294,10 +301,13 @@ SPEC_CAUSAL_ATTENTION = Spec(
         "the softmax ran over the queries (axis 0): each ROW, one query's weights on the keys, must sum to 1, "
         "so use axis=-1.": _softmax_over_queries,
         "these are the attention weights (T, T): multiply them by V to get the output (T, d_v).": _weights_only,
+        "exp overflowed: e^s is inf for a score s above about 709, and inf/inf is NaN. Subtract each row's maximum "
+        "from its scores before np.exp (03): the weights stay the same and every exponent is <= 0.":
+            _max_not_subtracted,
     },
     hint="Hint: scores = Q Kᵀ/√d_k (T, T); set the scores of the future keys (j > i) to -inf; softmax over the "
          "last axis; multiply by V.",
-    done=": one token, the running sentence, square and non-square shapes, d_k ≠ d_v",
+    done=": one token, the running sentence, square and non-square shapes, d_k ≠ d_v, large scores",
 )
 
 

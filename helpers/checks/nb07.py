@@ -12,14 +12,21 @@ The examples are small and hand-checkable:
 Each ``check_...`` computes the right answer with ``helpers.backward`` / ``helpers.training`` and the
 typical wrong ones (transposed, sign flipped, a missing term, ...), prints one verdict per array ("✅ ..."
 or "❌ ...: what is wrong") and returns a Verdict (truthy when right). None raises on any answer.
+
+The Build exercise: ``check_softmax_backward(fn)`` calls the student's ``softmax_backward(P, dP)`` (dS, row by row
+over the last axis, any number of leading axes) on the inputs of ``SPEC_SOFTMAX_BACKWARD`` with the engine of
+``helpers.checks.functions``, and names the typical mistakes (the sum over the wrong axis, the minus forgotten,
+the diagonal of the Jacobian only, keepdims missing, ...).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from helpers.backward import attention_backward_steps, softmax_jacobian
+from helpers.attention import causal_mask, softmax
+from helpers.backward import attention_backward_steps, softmax_backward, softmax_jacobian
 from helpers.checks import Verdict, answer_floats, check_array, exercise_check
+from helpers.checks.functions import Case, Spec, check_function
 from helpers.training import adam_step, target_pattern
 
 __all__ = [
@@ -35,6 +42,8 @@ __all__ = [
     "check_dv_dp",
     "check_adam_step",
     "check_next_token_pattern",
+    "SPEC_SOFTMAX_BACKWARD",
+    "check_softmax_backward",
 ]
 
 EX_P_ROW = np.array([0.1, 0.2, 0.3, 0.4])  # (T=4,) sums to 1
@@ -151,3 +160,102 @@ def check_next_token_pattern(answer: object) -> Verdict:
             return False
     hint = "Hint: row i is query i; put a 1 in the column of the key it must copy (Python counts from 0)."
     return check_array(answer, right, name=name, mistakes=mistakes, hint=hint)
+
+
+# --------------------------------------------------------------------------- the Build exercise
+
+# The typical mistakes, each a wrong softmax_backward(P, dP) on (..., T_q, T_k), as a student would write it.
+
+
+def _sum_over_queries(P, dP):
+    return P * (dP - np.sum(dP * P, axis=-2, keepdims=True))  # a column sum: axis 0 of a matrix, axis=1 of a batch
+
+
+def _sum_over_batch(P, dP):
+    return P * (dP - np.sum(dP * P, axis=0, keepdims=True))  # axis=0 of a batch of matrices
+
+
+def _sum_of_everything(P, dP):
+    return P * (dP - np.sum(dP * P))  # no axis: one number for all rows
+
+
+def _no_keepdims(P, dP):
+    return P * (dP - np.sum(dP * P, axis=-1))  # (..., T_q) broadcast along the rows: runs when T_q = T_k
+
+
+def _no_minus(P, dP):
+    return P * dP  # the diagonal term only, for every entry: dS = P ∘ dP
+
+
+def _diagonal_only(P, dP):
+    return dP * P * (1 - P)  # J's diagonal p_i (1 - p_i), the off-diagonal -p_i p_j dropped
+
+
+def _sign_flipped(P, dP):
+    return P * (np.sum(dP * P, axis=-1, keepdims=True) - dP)  # p pᵀ − diag(p) times dP
+
+
+def _outer_p_missing(P, dP):
+    return dP - np.sum(dP * P, axis=-1, keepdims=True)  # not multiplied by P
+
+
+def _matrix_product(P, dP):
+    return P * (dP - dP @ np.swapaxes(P, -1, -2))  # (..., T_q, T_q): runs when T_q = T_k
+
+
+def _times_p_not_dp(P, dP):
+    return P * (P - np.sum(P * P, axis=-1, keepdims=True))  # the Jacobian times P, not dP
+
+
+def _build_cases() -> list[Case]:
+    rng = np.random.default_rng(7)
+
+    def weights(*shape: int) -> np.ndarray:
+        return softmax(rng.standard_normal(shape))  # (..., T_q, T_k) rows sum to 1
+
+    causal = softmax(np.where(causal_mask(4), rng.standard_normal((4, 4)), -np.inf))  # (4, 4) zeros above
+    return [
+        Case("P = EX_P (3, 3) and dP = EX_DO @ EX_V.T, the lesson's example", (EX_P.copy(), EX_DO @ EX_V.T)),
+        Case("P, dP of shape (1, 4): one query", (weights(1, 4), rng.standard_normal((1, 4)))),
+        Case("P, dP of shape (2, 5): 2 queries, 5 keys", (weights(2, 5), rng.standard_normal((2, 5)))),
+        Case("causal weights P of shape (4, 4) (zeros above the diagonal)", (causal, rng.standard_normal((4, 4)))),
+        Case("P, dP of shape (2, 3, 4): a batch of 2", (weights(2, 3, 4), rng.standard_normal((2, 3, 4)))),
+        Case("P, dP of shape (2, 2, 3, 3): batch and heads", (weights(2, 2, 3, 3), rng.standard_normal((2, 2, 3, 3)))),
+    ]
+
+
+SPEC_SOFTMAX_BACKWARD = Spec(
+    name="softmax_backward",
+    reference=softmax_backward,
+    cases=_build_cases(),
+    mistakes={
+        "the row sums ran over the wrong axis (down the columns, over the queries): each query's softmax has its "
+        "own sum over its keys, the LAST axis: np.sum(dP * P, axis=-1, keepdims=True) (axis=-1 also works with "
+        "leading batch axes).": _sum_over_queries,
+        "the sum ran over axis 0, the batch axis: each row has its own sum over its keys, the last axis "
+        "(axis=-1, keepdims=True).": _sum_over_batch,
+        "the sum has no axis, so it added up every entry of dP ∘ P: each row needs its own sum, "
+        "np.sum(dP * P, axis=-1, keepdims=True).": _sum_of_everything,
+        "keepdims=True is missing: the row sums, shape (..., T_q), were broadcast along each row instead of down "
+        "it; np.sum(dP * P, axis=-1, keepdims=True) keeps them as a column (..., T_q, 1).": _no_keepdims,
+        "this is P ∘ dP: the minus term is forgotten. Each p_i also depends on every other score (through −p_i p_j): "
+        "dS = P ∘ (dP − rowsum(dP ∘ P)).": _no_minus,
+        "this is dP ∘ P ∘ (1 − P), the Jacobian's diagonal p_i (1 − p_i) only: the off-diagonal entries −p_i p_j "
+        "count too: dS = P ∘ (dP − rowsum(dP ∘ P)).": _diagonal_only,
+        "the sign is flipped: dS = P ∘ (dP − rowsum(dP ∘ P)), not P ∘ (rowsum − dP).": _sign_flipped,
+        "the outer P ∘ is missing: dS = P ∘ (dP − rowsum(dP ∘ P)); without it a masked key (P = 0) would still "
+        "get a gradient.": _outer_p_missing,
+        "you used the matrix product dP @ Pᵀ where each row needs its own dot product of dP's row with P's row: "
+        "np.sum(dP * P, axis=-1, keepdims=True).": _matrix_product,
+        "this is the Jacobian times P, not times dP: dS = P ∘ (dP − rowsum(dP ∘ P)).": _times_p_not_dp,
+    },
+    hint="Hint: for each row, dS = P ∘ (dP − rowsum(dP ∘ P)), the row's Jacobian diag(p) − p pᵀ times dP's row; "
+         "sum over the last axis with keepdims=True, so that leading axes work too.",
+    done=": the lesson's example, one query, non-square, causal zeros, and leading batch axes",
+)
+
+
+@exercise_check
+def check_softmax_backward(fn: object) -> Verdict:
+    """The Build exercise: the student's softmax_backward(P, dP) -> dS, on several inputs; names the mistake."""
+    return check_function(fn, SPEC_SOFTMAX_BACKWARD)

@@ -15,6 +15,12 @@ Each ``check_...`` computes the right answer with ``helpers`` and the typical wr
 counted, query heads instead of key/value heads, the new key not appended, 1/√(h·d_head), softmax over the
 heads, ...), prints one verdict per answer ("✅ ..." or "❌ ...: what is wrong") and returns a Verdict
 (truthy when right). None of them raises on any answer.
+
+The Build exercise: ``check_attend_with_cache(fn)`` calls the student's ``attend_with_cache(K_cache, V_cache, q, k,
+v)`` (one new token: append k and v as the caches' last rows, attend q over the appended caches; returns (output
+(d_v,), K_cache (t+1, d_k), V_cache (t+1, d_v))) on the inputs of ``SPEC_ATTEND_WITH_CACHE``, t = 0 included,
+with the engine of ``helpers.checks.functions``, and names the typical mistakes (prepended, not appended, the new
+token left out, k and v swapped, not scaled, k used as the query, ...).
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import math
 
 import numpy as np
 
-from helpers.attention import causal_mask, softmax
+from helpers.attention import causal_mask, scaled_dot_product_attention, softmax
 from helpers.checks import (
     NOT_ANSWERED,
     Verdict,
@@ -32,7 +38,9 @@ from helpers.checks import (
     exercise_check,
     verdict,
 )
+from helpers.checks.functions import Case, Spec, check_function
 from helpers.generation import KVCache, decode_step, grouped_query_attention, kv_cache_bytes
+from helpers.sentence import TOKENS, embeddings, pronoun_head
 
 __all__ = [
     "EX_CONFIG",
@@ -47,6 +55,8 @@ __all__ = [
     "check_cache_bytes",
     "check_kv_head_of",
     "check_decode_step",
+    "SPEC_ATTEND_WITH_CACHE",
+    "check_attend_with_cache",
 ]
 
 EX_CONFIG = {"n_layers": 24, "n_heads": 16, "n_kv_heads": 4, "d_head": 64, "T": 8192}  # made up, 16-bit numbers
@@ -155,3 +165,159 @@ def check_decode_step(weights: object, output: object) -> Verdict:
             right_o.reshape(2, 2),
     }, hint="Hint: each head's attention weights times the cached V (4, 2), then concatenate the heads.")
     return bool(ok_w) and bool(ok_o)
+
+
+# --------------------------------------------------------------------------- the Build exercise
+
+
+def _attend_with_cache(K_cache: np.ndarray, V_cache: np.ndarray, q: np.ndarray, k: np.ndarray,
+                       v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The right answer: the caches with k and v as their last rows, and q's attention over them (the helpers)."""
+    K = np.concatenate([K_cache, k[None, :]])  # (t, d_k) + (1, d_k) -> (t+1, d_k)
+    V = np.concatenate([V_cache, v[None, :]])  # (t+1, d_v)
+    output = scaled_dot_product_attention(q[None, :], K, V)[0][0]  # (1, d_k) against (t+1, d_k) -> (d_v,)
+    return output, K, V
+
+
+# The typical mistakes, each a wrong attend_with_cache as a student would write it (plain NumPy).
+
+
+def _row_softmax(s: np.ndarray) -> np.ndarray:
+    e = np.exp(s - s.max())  # (n,); an empty s raises (no cache and no new token): the mistake is then skipped
+    return e / e.sum()
+
+
+def _attend(q: np.ndarray, K: np.ndarray, V: np.ndarray, scale: float | None = None) -> np.ndarray:
+    scale = 1 / np.sqrt(K.shape[1]) if scale is None else scale
+    return _row_softmax(K @ q * scale) @ V  # (t+1, d_k) @ (d_k,) -> (t+1,); (t+1,) @ (t+1, d_v) -> (d_v,)
+
+
+def _grown(K_cache, V_cache, k, v):
+    return np.vstack([K_cache, k]), np.vstack([V_cache, v])  # (t+1, d_k), (t+1, d_v)
+
+
+def _prepended(K_cache, V_cache, q, k, v):
+    K, V = np.vstack([k, K_cache]), np.vstack([v, V_cache])  # the new token FIRST
+    return _attend(q, K, V), K, V
+
+
+def _not_appended(K_cache, V_cache, q, k, v):
+    K, V = _grown(K_cache, V_cache, k, v)
+    return _attend(q, K, V), K_cache, V_cache  # the grown caches are used, the old ones returned
+
+
+def _old_cache_only(K_cache, V_cache, q, k, v):
+    K, V = _grown(K_cache, V_cache, k, v)
+    return _attend(q, K_cache, V_cache), K, V  # the new token does not see itself
+
+
+def _nothing_appended(K_cache, V_cache, q, k, v):
+    return _attend(q, K_cache, V_cache), K_cache, V_cache
+
+
+def _k_v_swapped(K_cache, V_cache, q, k, v):
+    K, V = _grown(K_cache, V_cache, v, k)  # runs when d_k = d_v
+    return _attend(q, K, V), K, V
+
+
+def _caches_returned_swapped(K_cache, V_cache, q, k, v):
+    K, V = _grown(K_cache, V_cache, k, v)
+    return _attend(q, K, V), V, K
+
+
+def _not_scaled(K_cache, V_cache, q, k, v):
+    K, V = _grown(K_cache, V_cache, k, v)
+    return _attend(q, K, V, scale=1.0), K, V
+
+
+def _scaled_by_d(K_cache, V_cache, q, k, v):
+    K, V = _grown(K_cache, V_cache, k, v)
+    return _attend(q, K, V, scale=1 / K.shape[1]), K, V
+
+
+def _k_as_query(K_cache, V_cache, q, k, v):
+    K, V = _grown(K_cache, V_cache, k, v)
+    return _attend(k, K, V), K, V
+
+
+def _weights_all_one(K_cache, V_cache, q, k, v):
+    K, V = _grown(K_cache, V_cache, k, v)
+    return V.sum(axis=0), K, V  # softmax over an axis of length 1 (the query's): every weight is 1
+
+
+def _weights_not_output(K_cache, V_cache, q, k, v):
+    K, V = _grown(K_cache, V_cache, k, v)
+    return _row_softmax(K @ q / np.sqrt(K.shape[1])), K, V  # (t+1,) the weights, not multiplied by V
+
+
+def _max_not_subtracted(K_cache, V_cache, q, k, v):
+    K, V = _grown(K_cache, V_cache, k, v)
+    e = np.exp(K @ q / np.sqrt(K.shape[1]))  # e^s overflows to inf for s > 709.78
+    return e / e.sum() @ V, K, V  # inf / inf = nan
+
+
+def _build_cases() -> list[Case]:
+    X = embeddings()  # (T=8, d=6) the running sentence
+    W_q, W_k, W_v = pronoun_head()  # (6, 2) each: "it" asks for an animal, "cat" answers
+    t = TOKENS.index("it")  # 5 tokens cached before "it"
+    running = (X[:t] @ W_k, X[:t] @ W_v, X[t] @ W_q, X[t] @ W_k, X[t] @ W_v)  # (5, 2), (5, 2), (2,) x 3
+    rng = np.random.default_rng(9)
+
+    def token(t: int, d_k: int, d_v: int) -> tuple[np.ndarray, ...]:
+        return (rng.standard_normal((t, d_k)), rng.standard_normal((t, d_v)), rng.standard_normal(d_k),
+                rng.standard_normal(d_k), rng.standard_normal(d_v))
+
+    return [
+        Case("the running sentence at \"it\" (pronoun head): caches of t = 5 tokens, d_k = d_v = 2", running),
+        Case("t = 0: empty caches of shape (0, 3) and (0, 4), the first token", token(0, 3, 4)),
+        Case("t = 1: caches of shape (1, 4) and (1, 4)", token(1, 4, 4)),
+        Case("t = 3: caches of shape (3, 5) and (3, 2) (d_k ≠ d_v)", token(3, 5, 2)),
+        Case("t = 2: caches of shape (2, 3) and (2, 3)", token(2, 3, 3)),
+        Case("t = 9: caches of shape (9, 4) and (9, 6)", token(9, 4, 6)),
+        Case("t = 3, d_k = d_v = 2, with scores above 1,000",
+             (rng.uniform(30, 40, (3, 2)), rng.standard_normal((3, 2)), rng.uniform(30, 40, 2), rng.uniform(30, 40, 2),
+              rng.standard_normal(2))),
+    ]
+
+
+SPEC_ATTEND_WITH_CACHE = Spec(
+    name="attend_with_cache",
+    reference=_attend_with_cache,
+    cases=_build_cases(),
+    outputs=("output", "K_cache", "V_cache"),
+    mistakes={
+        "the new key and value are at the FRONT of the caches: append them as the last rows "
+        "(np.vstack([K_cache, k])), so that row j stays token j. (The output is right: attention does not "
+        "care about the order of the keys, but the next step and the positions do.)": _prepended,
+        "you returned the old caches: return the grown ones, (output, K_cache + k as last row, V_cache + v), or "
+        "the next step starts without this token.": _not_appended,
+        "the new token is not among the keys it attends to: append k and v FIRST, then attend over all t + 1 "
+        "rows (a token may attend to itself).": _old_cache_only,
+        "nothing was appended: append k and v as the caches' last rows, attend over all t + 1 rows, and return "
+        "the grown caches.": _nothing_appended,
+        "k and v are swapped: k goes into K_cache (keys are compared with the query), v into V_cache (values "
+        "are mixed into the output).": _k_v_swapped,
+        "the caches are returned in the wrong order: return (output, K_cache, V_cache), keys before values.":
+            _caches_returned_swapped,
+        "the scores are not scaled: divide q Kᵀ by √d_k before the softmax.": _not_scaled,
+        "the scores are divided by d_k: divide by √d_k, the square root.": _scaled_by_d,
+        "the new token's KEY k was used as the query: the scores are q Kᵀ, the query q against every cached "
+        "key.": _k_as_query,
+        "every weight is 1 (the output is the sum of the values): the softmax ran over an axis of length 1. "
+        "The scores q Kᵀ are one row of t + 1 numbers; take the softmax along it.": _weights_all_one,
+        "this output is the attention weights (t + 1 numbers): multiply them by V_cache to get the output "
+        "(d_v numbers).": _weights_not_output,
+        "exp overflowed: e^s is inf for a score s above about 709, and inf/inf is NaN. Subtract the largest score "
+        "before np.exp (03): the weights stay the same and every exponent is <= 0.": _max_not_subtracted,
+    },
+    hint="Hint: K_cache = np.vstack([K_cache, k]) and the same for V (now t + 1 rows); scores = K_cache @ q / √d_k "
+         "(t + 1,); weights = softmax of the scores; output = weights @ V_cache; return all three.",
+    done=": the running sentence, empty caches (t = 0), t = 1 to 9, d_k ≠ d_v, large scores",
+)
+
+
+@exercise_check
+def check_attend_with_cache(fn: object) -> Verdict:
+    """The Build exercise: the student's attend_with_cache(K_cache, V_cache, q, k, v) -> (output, K_cache, V_cache),
+    on several inputs (t = 0 included); names the mistake."""
+    return check_function(fn, SPEC_ATTEND_WITH_CACHE)

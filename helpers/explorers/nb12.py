@@ -9,7 +9,7 @@ import numpy as np
 from helpers.controls import scalar_slider, text_box
 from helpers.explorer import Explorer, Shown
 from helpers.explorers.common import register
-from helpers.language_model import forward, load_model
+from helpers.language_model import load_model
 from helpers.panels import Panel, View
 from helpers.sampling import trace_generation
 from helpers.validate import check_int, check_real
@@ -26,19 +26,6 @@ def visible(text: str) -> list[str]:
 
 
 _MODEL: dict = {}
-
-
-def _explain_gpt_forward(fn: object, config: object, params: dict, tokens: np.ndarray) -> tuple[object, str | None]:
-    """Lesson 15's check of a student's gpt_forward on one input: (their logits or None, None if right else why)."""
-    try:
-        from helpers.checks.nb15 import explain_gpt_forward
-    except ImportError:  # until lesson 15's check exists: the engine's own sentences, without its named mistakes
-        from helpers.checks.functions import Spec, explain
-
-        tol = 1e-7 * max(1.0, float(np.abs(forward(config, params, tokens)).max()))
-        outcome = explain(fn, Spec("gpt_forward", forward, (), rtol=0.0, atol=tol), (config, params, tokens))
-        return outcome.value, outcome.problem
-    return explain_gpt_forward(fn, config, params, tokens)
 
 
 def _model64() -> tuple:
@@ -63,6 +50,7 @@ class LanguageModelExplorer(Explorer):
     about = ("a prompt box, temperature and top-k sliders and a step slider: the small language model's text, its "
              "next-character distribution and each head's attention row of the newest character")
     yours_spec_name = "helpers.checks.nb15:explain_gpt_forward"  # yours=: the student's gpt_forward(config, params, tokens)
+    yours_unit = "logit"
 
     def __init__(self, prompt: str = "The attention weights of ", *, temperature: float = 0.8, top_k: int | None = None,
                  step: int | None = None, n_new: int = 64, seed: int = 0, window: int = 32, yours: object = None) -> None:
@@ -118,23 +106,26 @@ class LanguageModelExplorer(Explorer):
         reference's and the student's (their gpt_forward on the whole generated text, checked once by
         ``helpers.checks.nb15.explain_gpt_forward``: a row t of causal logits sees tokens 0..t only, so the
         text's row t - 1 is what the model says after t characters; a function that lets a row see the future
-        shows it here)."""
+        shows it here). The reference's logits are the trace's (09's cache: equal to a full forward pass to
+        about 1e-13, far inside the check's tolerance)."""
+        from helpers.checks.nb15 import TOLERANCE, explain_gpt_forward
+
         tr, _, _ = self.trace(values["prompt"], values["temperature"], values["top_k"])
         if self._yours_key != self._key:
             params = {k: v.copy() for k, v in self.params.items()}  # theirs to change: the explorer's model stays
-            got, problem = _explain_gpt_forward(self.yours, self.config, params, tr.tokens)
-            want = forward(self.config, self.params, tr.tokens).astype(np.float64)  # (T, V)
+            got, problem = explain_gpt_forward(self.yours, self.config, params, tr.tokens)
             got = None if got is None else np.asarray(got, dtype=np.float64)
-            self._yours_key, self._yours_run = self._key, (want, got if got is not None and got.shape == want.shape
-                                                           else None, problem)
-        want, got, problem = self._yours_run
+            T, V = len(tr.tokens), self.config.vocab_size
+            self._yours_key, self._yours_run = self._key, (got if got is not None and got.shape == (T, V) else None,
+                                                           problem)
+        got, problem = self._yours_run
         step = values["step"]
-        t = tr.n_prompt + step  # the logits after t characters: row t - 1
+        t = tr.n_prompt + step  # the logits after t characters: row t - 1 of the text's, row step of the trace's
         top = np.argsort(-tr.probs[step], kind="stable")[:TOP]  # (TOP,) as show picks them
         self._yours_axes = {"row_labels": ["logit"], "xlabel": "next character", "ylabel": "",
                             "col_labels": visible("".join(self.tokenizer.symbols[i] for i in top))}
-        tol = 1e-7 * max(1.0, float(np.abs(want).max()))  # explain_gpt_forward's float64 tolerance
-        return want[t - 1, top], None if got is None else got[t - 1, top], problem, 0.0, tol
+        tol = TOLERANCE[np.dtype(np.float64)] * max(1.0, float(np.abs(tr.logits).max()))  # the check's, as it compares
+        return tr.logits[step, top], None if got is None else got[t - 1, top], problem, 0.0, tol
 
     def yours_axes(self, shape: tuple[int, int]) -> dict:
         return self._yours_axes if shape == (1, TOP) else {}

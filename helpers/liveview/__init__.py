@@ -19,7 +19,8 @@ What the browser builds (the DOM contract of ``helpers.explorer``): a ``div.attn
 in em), an optional ``div.attn-title``, one ``table.attn-hm`` per panel with a ``caption``, a header
 row of ``th scope="col"`` (keys) and a ``th scope="row"`` per row (queries), ``td`` cells printing the
 texts on their colour (class ``w``: white text, whichever of black and white contrasts more; class
-``bad``: a hatched grey NaN/±inf cell), and the colour bars of ``helpers.panels.color_bars`` (each a
+``bad``: a hatched grey NaN/±inf cell; class ``m`` and the title "differs from the reference": a cell outlined by a
+white and a black ring, ``Panel.marked``), and the colour bars of ``helpers.panels.color_bars`` (each a
 ``div.attn-legend``, aria-hidden: the cells print their numbers): the attention weights' bar after the
 last weights table; a scores or values bar (``div.attn-legend.own``) under its table, or under the
 neighbours that share it, which then sit together in a ``div.attn-group``. Sizes are in em, so browser
