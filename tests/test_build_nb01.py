@@ -60,7 +60,6 @@ MISTAKES = {
     "no softmax": (lambda X: (X @ X.T / np.sqrt(X.shape[1])) @ X, "no softmax"),
     "forgot @ X": (lambda X: sm(X @ X.T / np.sqrt(X.shape[1])), "you return the attention weights (T, T)"),
     "divided after softmax": (lambda X: sm(X @ X.T) @ X / np.sqrt(X.shape[1]), "you divided after the softmax"),
-    "by sqrt X.size": (lambda X: sm(X @ X.T / np.sqrt(X.size)) @ X, "scaled by √(T·d)"),
     "X^T @ weights": (lambda X: X.T @ sm(X @ X.T / np.sqrt(X.shape[1])), "Xᵀ @ weights gives (d, T)"),
     "weights @ X^T": (lambda X: sm(X @ X.T / np.sqrt(X.shape[1])) @ X.T, "weights @ Xᵀ: multiply"),
     "X @ weights": (lambda X: X @ sm(X @ X.T / np.sqrt(X.shape[1])), "X @ weights: the weights go on the left"),

@@ -210,11 +210,8 @@ def first_difference(got: np.ndarray, want: np.ndarray) -> str:
     return f"the largest difference is at index {where}: you have {got[where]:.4g}, expected {want[where]:.4g}"
 
 
-def _named_mistakes(spec: Spec, args: tuple, got: list[np.ndarray], tol: tuple[float, float],
-                    first_only: bool = True) -> list[str]:
-    """The sentences of the mistakes whose output on ``args`` equals the student's (same shapes), in the spec's
-    order: the first one only, unless first_only is False."""
-    found = []
+def _named_mistake(spec: Spec, args: tuple, got: list[np.ndarray], tol: tuple[float, float]) -> str | None:
+    """The sentence of the first mistake whose output on ``args`` equals the student's (same shapes), else None."""
     for sentence, wrong in spec.mistakes.items():
         try:
             with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -224,22 +221,8 @@ def _named_mistakes(spec: Spec, args: tuple, got: list[np.ndarray], tol: tuple[f
         except Exception:  # a mistake that cannot even run on this input (e.g. shapes only a square case allows)
             continue
         if len(predicted) == len(got) and _close(got, predicted, tol):
-            found.append(sentence)
-            if first_only:
-                break
-    return found
-
-
-def _named_mistake(spec: Spec, args: tuple, got: list[np.ndarray], tol: tuple[float, float]) -> str | None:
-    """The sentence of the first mistake whose output on ``args`` equals the student's (same shapes), else None."""
-    found = _named_mistakes(spec, args, got, tol)
-    return found[0] if found else None
-
-
-def _all_named(spec: Spec, args: tuple, outcome: Outcome) -> list[str]:
-    """Every mistake that explains the student's output on ``args`` (several when they coincide on this input)."""
-    got = [np.asarray(v) for v in (outcome.value if spec.outputs else (outcome.value,))]
-    return _named_mistakes(spec, args, got, _reference(spec, args)[1], first_only=False)
+            return sentence
+    return None
 
 
 def explain(fn: object, spec: Spec, args: tuple) -> Outcome:
@@ -311,21 +294,5 @@ def check_function(fn: object, spec: Spec) -> Verdict:
     if first is None:
         return verdict(True, spec.name, f"correct on all {len(spec.cases)} inputs{spec.done}.")
     case, outcome = first
-    problem = outcome.problem
-    if problem in spec.mistakes and outcome.value is not None:
-        problem = _disambiguate(fn, spec, case, outcome)
-    return verdict(False, spec.name, f"on {case.label}: {problem}")
+    return verdict(False, spec.name, f"on {case.label}: {outcome.problem}")
 
-
-def _disambiguate(fn: object, spec: Spec, case: Case, outcome: Outcome) -> str:
-    """The named mistake to report when several coincide on the first input that went wrong (e.g. √(T·d) = d
-    for a square X): the first that also explains the student's output on the later inputs where it is wrong."""
-    names = _all_named(spec, case.args, outcome)
-    later = list(spec.cases)[list(spec.cases).index(case) + 1:]
-    for other in later:
-        if len(names) <= 1:
-            break
-        seen = explain(fn, spec, other.args)
-        if seen.problem in spec.mistakes and seen.value is not None:
-            names = [n for n in names if n in _all_named(spec, other.args, seen)] or names
-    return names[0] if names else str(outcome.problem)

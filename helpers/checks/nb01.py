@@ -321,8 +321,6 @@ _ATTEND_MISTAKES = {
     "shape (T, d).": lambda X: softmax(X @ X.T / math.sqrt(_d(X))),
     "you divided after the softmax (the attention weights, or the output) by √d: divide the scores X Xᵀ, "
     "before the softmax.": lambda X: softmax(X @ X.T) @ X / math.sqrt(_d(X)),
-    "scaled by √(T·d), the square root of X.size; d is the number of features alone, X.shape[1].":
-        lambda X: _scaled(X, math.sqrt(X.size)),
     "Xᵀ @ weights gives (d, T), the transpose of the output: the weights go on the left, weights @ X, so "
     "that output row i mixes the rows (tokens) of X.": lambda X: X.T @ softmax(X @ X.T / math.sqrt(_d(X))),
     "weights @ Xᵀ: multiply the attention weights by X itself, whose rows are the tokens (this only ran "

@@ -250,7 +250,7 @@ SPEC_SELF_ATTENTION = Spec(
         Case("the running sentence, X = embeddings() (8, 6) with pronoun_head()'s W_q, W_k, W_v (6, 2)",
              (embeddings(), *pronoun_head())),
         _rng_case(1, 3, 2, 4, 1, ", one token"),
-        _rng_case(5, 3, 2, 4, 2),
+        _rng_case(5, 3, 2, 6, 2),  # √d_v = √6: no other divisor here (√4 would be d_k = 2)
         _rng_case(3, 6, 3, 2, 3, ", T = d_k"),
         _rng_case(4, 4, 4, 4, 4, ", all square"),
     ],
