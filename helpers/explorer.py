@@ -416,11 +416,11 @@ class Explorer:
         """(the reference's output, the student's output or None, the check's sentence or None when right, rtol,
         atol) for these control values: the Build check's own engine (``helpers.checks.functions.explain``) on the
         arguments ``yours_args`` gives."""
-        from helpers.checks.functions import _reference, explain  # _reference: the right output and tolerance
+        from helpers.checks.functions import explain, reference_outputs  # the right output and its tolerance
 
         spec, args = self.yours_spec(), self.yours_args(values)
         outcome = explain(self.yours, spec, args)
-        want, (rtol, atol) = _reference(spec, args)  # float64 arrays, one per output; float16: coarser
+        want, (rtol, atol) = reference_outputs(spec, args)  # float64 arrays, one per output; float16: coarser
         got = None if outcome.value is None else outcome.value[0] if spec.outputs else outcome.value
         return want[0], got, outcome.problem, rtol, atol  # a tuple's first part: the output
 

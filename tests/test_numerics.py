@@ -304,7 +304,7 @@ def test_check_stable_softmax_accepts_a_correct_function(capsys):
         (lambda x: (lambda e: e / e.sum(1, keepdims=True))(np.exp(x - x.max(1, keepdims=True))), "axis=1"),
         (lambda x: np.exp(x - x.max(-1)), "keepdims"),
         (lambda x: 1 / 0, "ZeroDivisionError"),
-        (lambda x: "nope", "array of numbers"),
+        (lambda x: "nope", "array of real numbers"),
     ],
 )
 def test_check_stable_softmax_diagnoses_mistakes_without_raising(func, phrase, capsys):

@@ -26,7 +26,7 @@ import numpy as np
 
 from helpers.checks import NOT_ANSWERED, Verdict, verdict
 
-__all__ = ["Case", "Spec", "Outcome", "call_student", "explain", "check_function", "first_difference"]
+__all__ = ["Case", "Spec", "Outcome", "call_student", "explain", "check_function", "first_difference", "reference_outputs"]
 
 
 @dataclass(frozen=True)
@@ -175,7 +175,7 @@ def _parts(result: object, spec: Spec) -> tuple[list[np.ndarray] | None, str | N
     return arrays, None
 
 
-def _reference(spec: Spec, args: tuple) -> tuple[list[np.ndarray], tuple[float, float]]:
+def reference_outputs(spec: Spec, args: tuple) -> tuple[list[np.ndarray], tuple[float, float]]:
     """The right output as float64 arrays, and the tolerance (rtol, atol) to compare with: the spec's, or
     coarser where the reference computes in a type with fewer digits (float16: rtol 2 eps = 0.002)."""
     with np.errstate(all="ignore"):
@@ -233,7 +233,7 @@ def explain(fn: object, spec: Spec, args: tuple) -> Outcome:
     got, problem = _parts(result, spec)
     if problem is not None:
         return Outcome(None, problem)
-    want, tol = _reference(spec, args)
+    want, tol = reference_outputs(spec, args)
     value = tuple(got) if spec.outputs else got[0]
     for g, w, label in zip(got, want, spec.outputs or ("your output",), strict=True):
         if g.shape != w.shape:
