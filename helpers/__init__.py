@@ -21,6 +21,12 @@ through ``validate`` (a check two modules need is added there, never copied), it
 Importing the package changes nothing (no seeding, no matplotlib styling).
 """
 
+import importlib
+import pkgutil
+import re
+import sys
+from types import ModuleType
+
 from helpers.attention import (
     attention_steps,
     causal_mask,
@@ -49,6 +55,7 @@ from helpers.longcontext import (
 )
 from helpers.modern import gated_delta_rule, rms_norm, soft_cap, softmax_with_sink
 from helpers.positions import rotary, sinusoidal_positions
+from helpers.validate import check_flag
 
 __all__ = [
     "KVCache",
@@ -85,12 +92,38 @@ __all__ = [
     "tiled_attention",
     "xavier_normal",
     "presentation",
+    "presenting",
 ]
+
+
+# --------------------------------------------------------------- presentation mode, for the whole package
+
+_presenting = False  # the one switch: read by helpers.plots (static figures) and helpers.explorer (live views)
 
 
 def presentation(on: bool = True) -> None:
     """Enlarge (True) or restore (False) every live explorer's views for a classroom projector, and draw the
     step-by-step figures (``helpers.plots.draw_view``) run after it large, in rows that fit the screen."""
-    from helpers.explorer import presentation as _presentation  # imports ipywidgets only when used
+    global _presenting
+    _presenting = check_flag(on, "on")
+    explorer = sys.modules.get("helpers.explorer")  # no explorer exists before that module is imported
+    if explorer is not None:
+        explorer.follow_presentation()
 
-    _presentation(on)
+
+def presenting() -> bool:
+    """Whether presentation mode is on (``presentation``)."""
+    return _presenting
+
+
+# --------------------------------------------------------------- lessons, found on disk
+
+LESSON_MODULE = re.compile(r"nb\d\d")  # a lesson's module: nb00 ... nb99, the notebook notebooks/NN-*.ipynb
+
+
+def lesson_modules(package: str) -> tuple[ModuleType, ...]:
+    """Every lesson module ``nbNN`` of ``package`` (e.g. "helpers.checks"), found on disk and imported, in lesson
+    order: a new lesson's module is found without any list to edit."""
+    pkg = importlib.import_module(package)
+    names = sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if LESSON_MODULE.fullmatch(m.name))
+    return tuple(importlib.import_module(f"{package}.{name}") for name in names)
