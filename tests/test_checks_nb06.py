@@ -45,7 +45,7 @@ from helpers.sentence import TOKENS, adjective_head, embed, embeddings, pronoun_
 sys.path.insert(0, str(Path(__file__).resolve().parent / "ui"))
 import expected as ui_expected  # noqa: E402
 from check_table import first_right, marks_of, nan_like  # noqa: E402
-from expected import _masks  # noqa: E402
+from expectations.nb06 import masks as expected_masks  # noqa: E402
 from html_cells import shown_cells  # noqa: E402
 
 # ------------------------------------------------------------------------------------------ the table
@@ -344,7 +344,7 @@ def _check_page(ex: MaskExplorer) -> dict:
     """data-state and heatmap cells == the helpers for the reported inputs, through expected."""
     state = state_from_html(ex.readout.value)
     assert state["kind"] == "masks" and "error" not in state
-    want = _masks(state["inputs"])
+    want = expected_masks(state["inputs"])
     np.testing.assert_allclose(ui_expected.number_array(state["weights"]), want.weights, rtol=0, atol=1e-12)
     np.testing.assert_allclose(ui_expected.number_array(state["output"]), want.output, rtol=0, atol=1e-12)
     assert shown_cells(ex) == ui_expected.cell_texts(want.tables)

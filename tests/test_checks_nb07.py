@@ -34,7 +34,7 @@ from check_table import (  # noqa: E402
     marks_of,
     nan_like,
 )
-from expected import _training  # noqa: E402
+from expectations.nb07 import training as expected_training  # noqa: E402
 
 # ------------------------------------------------------------------------------------------ the table
 
@@ -205,7 +205,7 @@ def test_data_state_recomputes_through_the_browser_expectation(explorer, task, s
     explorer.set(task=task, step=step)
     state = state_from_html(explorer.readout.value)  # what the page carries, through JSON
     assert state == json.loads(json.dumps(to_jsonable(explorer.state())))
-    want = _training(state["inputs"])
+    want = expected_training(state["inputs"])
     np.testing.assert_allclose(np.asarray(state["weights"]), want.weights, rtol=0, atol=1e-9)
     assert len(want.tables) == 1
     np.testing.assert_allclose(want.tables[0], explorer.weights, rtol=0, atol=1e-9)

@@ -37,7 +37,7 @@ from helpers.explorers import TILES_K, TILES_Q, TILES_V, tiles_explorer
 sys.path.insert(0, str(Path(__file__).resolve().parent / "ui"))
 import expected as ui_expected  # noqa: E402
 from check_table import assert_verdict_and_message, marks_of, nan_like, run  # noqa: E402
-from expected import _tiles  # noqa: E402
+from expectations.nb08 import tiles as expected_tiles  # noqa: E402
 from html_cells import shown_cells  # noqa: E402
 
 # ------------------------------------------------------------------------------------------ the table
@@ -345,7 +345,7 @@ def check_numbers(ex) -> dict:
     """data-state, weights, output and every heatmap cell == what expected recomputes from the inputs."""
     state = state_from_html(ex.readout.value)
     assert state["kind"] == "tiles" and "error" not in state
-    want = _tiles(state["inputs"])
+    want = expected_tiles(state["inputs"])
     np.testing.assert_allclose(ui_expected.number_array(state["weights"]), want.weights, rtol=0, atol=1e-12)
     np.testing.assert_allclose(ui_expected.number_array(state["output"]), want.output, rtol=0, atol=1e-12)
     assert shown_cells(ex) == ui_expected.cell_texts(want.tables)

@@ -10,9 +10,11 @@ right and shows nothing more in a notebook (the printed line is the feedback). I
 raises on a wrong or missing answer, so a notebook with unsolved exercises still runs top
 to bottom. Decorate each public check with ``@exercise_check`` to get that return type.
 
-A new lesson NN's exercise checks go into ``helpers/checks/nbNN.py``, built on the engine here. These
-judge a student's answers; the argument checks of the helpers' own functions (which raise) are in
-``helpers.validate``.
+A new lesson NN's exercise checks go into ``helpers/checks/nbNN.py``, built on the engine here, and
+nothing else in this package changes: ``lessons()`` finds every ``nbNN`` module on disk (the tests run
+their generic checks over each public ``check_...`` of each one) and the notebook imports its checks
+from its module (``from helpers.checks.nb05 import check_rotary``). These judge a student's answers;
+the argument checks of the helpers' own functions (which raise) are in ``helpers.validate``.
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Mapping
+from types import ModuleType
 
 import numpy as np
 
+from helpers import lesson_modules
 from helpers.validate import as_numeric  # the package's one check of numeric arrays
 
 __all__ = [
@@ -36,6 +40,7 @@ __all__ = [
     "input_array",
     "Verdict",
     "NOT_ANSWERED",
+    "lessons",
 ]
 
 NOT_ANSWERED = "Not answered yet"
@@ -55,6 +60,11 @@ class Verdict:
 
     def _ipython_display_(self) -> None:
         """Show nothing under a notebook cell: the ✅/❌ line printed by the check is the feedback."""
+
+
+def lessons() -> tuple[ModuleType, ...]:
+    """Every lesson's module of checks (``helpers.checks.nb01`` ...), found on disk and imported, in lesson order."""
+    return lesson_modules(__name__)
 
 
 def exercise_check(func: Callable[..., object]) -> Callable[..., Verdict]:
