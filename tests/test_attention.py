@@ -8,11 +8,11 @@ tolerance; "exact" means bit-for-bit equality.
 from __future__ import annotations
 
 import math
-import re
 import warnings
 
 import numpy as np
 import pytest
+from support import rx
 
 from helpers.attention import (
     attention_steps,
@@ -32,11 +32,6 @@ from helpers.attention import (
 FLOAT_DTYPES = [np.float16, np.float32, np.float64]
 # Tolerance of "a row sums to 1" per dtype: a few units in the last place of 1.
 ROW_SUM_ATOL = {np.float16: 4e-3, np.float32: 1e-6, np.float64: 1e-14}
-
-
-def rx(*parts: str) -> str:
-    """A ``match`` pattern requiring every literal part, in this order."""
-    return "(?s)" + ".*".join(re.escape(p) for p in parts)
 
 
 @pytest.fixture

@@ -412,13 +412,13 @@ def test_hiding_small_to_cat_moves_the_weight_to_it() -> None:
 
 def test_a_row_with_every_key_off_is_refused_in_words() -> None:
     ex = _explorer()
-    good = [v.snapshot() for v in ex._views]
+    good = [v.snapshot() for v in ex.views]
     mask = np.ones((8, 8), bool)
     mask[3] = False  # query "sat" may see nothing
     ex.controls["mask"].set_value(mask)  # the widget path (a click, a preset): nothing raises
     state = state_from_html(ex.readout.value)
     assert "every key masked" in state["error"] and "Refused" in ex.readout.value
-    assert "Traceback" not in ex.readout.value and [v.snapshot() for v in ex._views] == good  # last good view kept
+    assert "Traceback" not in ex.readout.value and [v.snapshot() for v in ex.views] == good  # last good view kept
     assert np.asarray(state["inputs"]["mask"]).sum() == 56
     with pytest.raises(ValueError, match="every key masked"):  # the code path says it too
         ex.set(mask=mask)
@@ -475,7 +475,7 @@ def test_the_grid_and_the_main_heatmap_stay_side_by_side_on_a_projector() -> Non
     assert top.layout.flex_flow == "row wrap"
     controls, right = top.children
     assert controls.layout.flex == "0 0 auto" and ex.controls["mask"].widget in controls.children
-    assert right.children[0] is ex._views[0] and right.children[1] is ex.readout
+    assert right.children[0] is ex.views[0] and right.children[1] is ex.readout
 
 
 # ------------------------------------------------------- a NaN answer: the exp hint only where there is an exp

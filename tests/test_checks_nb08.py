@@ -387,12 +387,12 @@ def test_explorer_on_other_inputs_and_block_sizes() -> None:
 
 def test_a_refused_state_is_told_in_words() -> None:
     ex = tiles_explorer()
-    good = [v.snapshot() for v in ex._views]
+    good = [v.snapshot() for v in ex.views]
     ex.controls["block"].max = 5  # a slider that (wrongly) allows a block beyond the keys
     ex.controls["block"].value = 5  # the widget path: no exception reaches the browser
     state = state_from_html(ex.readout.value)
     assert "block must be 1 to 3" in state["error"] and "Refused" in ex.readout.value
-    assert [v.snapshot() for v in ex._views] == good  # the views keep the last good state
+    assert [v.snapshot() for v in ex.views] == good  # the views keep the last good state
     with pytest.raises(ValueError, match="block must be 1 to 3"):  # the code path says it too
         ex.set(block=4)
     ex.set(block=2)

@@ -224,9 +224,9 @@ def test_explorer_keeps_the_dom_contract_and_its_tables_print_the_expected_numbe
     assert {"attn-explorer", "attn-explorer--induction"} <= classes(explorer.widget)
     sliders = [w for w in ws if w.__class__.__name__.endswith("Slider")]
     assert len(sliders) == 1 and "attn-slider--step" in classes(sliders[0])
-    assert [w for w in ws if "attn-heatmap" in classes(w)] == explorer._views
+    assert [w for w in ws if "attn-heatmap" in classes(w)] == list(explorer.views)
     assert explorer.readout.value.count("data-state=") == 1
-    cells = [t for v in explorer._views for t in v.cell_texts()]  # what the browser's tables print
+    cells = [t for v in explorer.views for t in v.cell_texts()]  # what the browser's tables print
     want = expected(state_from_html(explorer.readout.value))
     assert cells == cell_texts(want.tables)
     figs = explorer.figures

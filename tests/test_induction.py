@@ -11,10 +11,10 @@ probe, at least 0.5 of the row. Numeric checks state their tolerance; "exact" me
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pytest
+from support import rx
 
 from helpers.backward import numerical_gradient
 from helpers.induction import (
@@ -38,11 +38,6 @@ from helpers.induction import (
 
 T, N = 11, 8  # the notebook's size: ^ and 10 letters, letters A..H
 RUN = {"steps": 600, "seed": 0, "lr": 0.01, "snapshot_every": 10}
-
-
-def rx(*parts: str) -> str:
-    """A ``match`` pattern requiring every literal part, in this order."""
-    return "(?s)" + ".*".join(re.escape(p) for p in parts)
 
 
 @pytest.fixture(scope="module")

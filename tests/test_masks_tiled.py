@@ -10,7 +10,6 @@ deterministic, time is not: nothing here is timed). Every tolerance is stated be
 from __future__ import annotations
 
 import math
-import re
 import tracemalloc
 import warnings
 
@@ -19,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from support import rx
 
 from helpers.attention import (
     causal_mask,
@@ -38,11 +38,6 @@ SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=N
 TOL64 = {"rtol": 1e-12, "atol": 1e-12}
 # float32: eps = 1.2e-7; the same reasoning gives rtol 1e-5, with atol 1e-6 for outputs near 0.
 TOL32 = {"rtol": 1e-5, "atol": 1e-6}
-
-
-def rx(*parts: str) -> str:
-    """A ``match`` pattern requiring every literal part, in this order."""
-    return "(?s)" + ".*".join(re.escape(p) for p in parts)
 
 
 @pytest.fixture

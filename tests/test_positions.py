@@ -10,13 +10,13 @@ argument. Numeric checks state their tolerance; "exact" means bit-for-bit equali
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from support import rx
 
 from helpers.attention import self_attention
 from helpers.positions import (
@@ -28,11 +28,6 @@ from helpers.positions import (
 )
 
 SETTINGS = settings(max_examples=50, deadline=None, derandomize=True, database=None)
-
-
-def rx(*parts: str) -> str:
-    """A ``match`` pattern requiring every literal part, in this order."""
-    return "(?s)" + ".*".join(re.escape(p) for p in parts)
 
 
 def floats(lo: float, hi: float) -> st.SearchStrategy[float]:

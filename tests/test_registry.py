@@ -176,3 +176,17 @@ def test_register_refuses_a_class_outside_a_lesson_module_a_taken_kind_and_no_de
     with pytest.raises(TypeError, match="demo of Lone must be a function"):
         register(demo=None)(Lone)
     assert "stray" not in X.REGISTRY and "lone" not in X.REGISTRY and X.REGISTRY["qkv"].cls is X.QKVExplorer
+
+
+def test_an_explorers_views_are_its_live_heatmaps_read_only():
+    ex = X.REGISTRY["qkv"].demo()
+    views = ex.views
+    assert isinstance(views, tuple) and len(views) == 2 and all(type(v).__name__ == "HeatmapView" for v in views)
+    shown, stack = [], [ex.widget]
+    while stack:  # the widget tree on the page
+        w = stack.pop(0)
+        shown.append(w)
+        stack.extend(getattr(w, "children", ()))
+    assert [w for w in shown if w in views] == list(views)  # each on the page, once, in page order
+    with pytest.raises(AttributeError):
+        ex.views = ()

@@ -8,17 +8,12 @@ from __future__ import annotations
 
 import ast
 import math
-import re
 
 import numpy as np
 import pytest
+from support import rx
 
 from helpers import validate as V
-
-
-def rx(*parts: str) -> str:
-    """A ``match`` pattern requiring every literal part, in this order."""
-    return "(?s)" + ".*".join(re.escape(p) for p in parts)
 
 
 def test_check_int_returns_an_int_within_its_bounds():

@@ -89,8 +89,8 @@ def bench(name: str, ex, sliders: list, n: int = N_EVENTS) -> dict:
         t1, c1 = time.perf_counter(), time.process_time()
         wall.append((t1 - t0) * 1000)
         cpu.append((c1 - c0) * 1000)
-        ours = {w.comm.comm_id for w in [*ex._views, ex.readout]}  # not the slider's own echo, not the controls
-        views.append(sum(w.sent for w in ex._views))  # JSON of the changed cells (or whole Views)
+        ours = {w.comm.comm_id for w in [*ex.views, ex.readout]}  # not the slider's own echo, not the controls
+        views.append(sum(w.sent for w in ex.views))  # JSON of the changed cells (or whole Views)
         readout.append(len(ex.readout.value.encode()) if ex.readout.value != old else 0)  # its HTML
         wire.append(sum(n for cid, n in _WIRE if cid in ours))
         messages.append(sum(1 for cid, _ in _WIRE if cid in ours))
