@@ -183,10 +183,10 @@ def test_an_explorers_views_are_its_live_heatmaps_read_only():
     views = ex.views
     assert isinstance(views, tuple) and len(views) == 2 and all(type(v).__name__ == "HeatmapView" for v in views)
     shown, stack = [], [ex.widget]
-    while stack:  # the widget tree on the page
+    while stack:  # the widget tree on the page, in page order (depth first)
         w = stack.pop(0)
         shown.append(w)
-        stack.extend(getattr(w, "children", ()))
+        stack[:0] = getattr(w, "children", ())
     assert [w for w in shown if w in views] == list(views)  # each on the page, once, in page order
     with pytest.raises(AttributeError):
         ex.views = ()
