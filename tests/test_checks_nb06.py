@@ -36,7 +36,7 @@ from helpers.attention import (  # noqa: E402
     single_head_attention,
     softmax,
 )
-from helpers.checks import NOT_ANSWERED, Verdict, nb06  # noqa: E402
+from helpers.checks import nb06  # noqa: E402
 from helpers.explorer import state_from_html  # noqa: E402
 from helpers.explorers import MaskExplorer, mask_explorer  # noqa: E402
 from helpers.panels import format_matrix  # noqa: E402
@@ -44,7 +44,7 @@ from helpers.sentence import TOKENS, adjective_head, embed, embeddings, pronoun_
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "ui"))
 import expected as ui_expected  # noqa: E402
-from check_table import first_right, marks_of, nan_like  # noqa: E402
+from check_table import assert_verdict_and_message, first_right, nan_like  # noqa: E402
 from expectations.nb06 import masks as expected_masks  # noqa: E402
 from html_cells import shown_cells  # noqa: E402
 
@@ -65,12 +65,6 @@ def right(id: str, check: Callable[..., object], answer: object, *phrases: str) 
 
 def wrong(id: str, check: Callable[..., object], answer: object, *phrases: str) -> Case:
     return Case(id, check, answer, "❌", phrases)
-
-
-def run(check: Callable[..., object], answer: object, capsys: pytest.CaptureFixture[str]) -> tuple[object, str]:
-    capsys.readouterr()  # drop anything printed before
-    verdict = check(answer)
-    return verdict, capsys.readouterr().out
 
 
 # ------------------------------------------------------------------------------ exercise 1: causal mask
@@ -212,17 +206,7 @@ CHECKS = [nb06.check_causal_mask, nb06.check_padding_mask, nb06.check_masked_row
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_check_verdict_and_message(case: Case, capsys: pytest.CaptureFixture[str]) -> None:
-    verdict, out = run(case.check, case.answer, capsys)
-    assert isinstance(verdict, Verdict), f"{case.id}: returned {type(verdict).__name__}, not a Verdict"
-    assert bool(verdict) is (case.marks == "✅"), out
-    assert marks_of(out) == case.marks, out
-    for phrase in case.phrases:
-        assert phrase in out, f"{case.id}: {phrase!r} not in:\n{out}"
-    if not verdict:  # the phrase comes from the diagnosis, not from the hint every answer gets
-        _, unanswered = run(case.check, None, capsys)
-        assert NOT_ANSWERED in unanswered
-        for phrase in case.phrases:
-            assert phrase not in unanswered, f"{case.id}: {phrase!r} is in the hint:\n{unanswered}"
+    assert_verdict_and_message(case, 1, capsys)
 
 
 def test_every_public_check_is_tested() -> None:
@@ -257,80 +241,7 @@ def test_the_causal_mask_exercise_distinguishes_the_triangles() -> None:
     assert len({p.tobytes() for p in patterns}) == len(patterns)
 
 
-# ------------------------------------------------------------------ unanswered, garbage, huge numbers
-
-
-@pytest.mark.parametrize("answer", [None, ...], ids=["None", "Ellipsis"])
-@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
-def test_unanswered(check: Callable[..., object], answer: object, capsys: pytest.CaptureFixture[str]) -> None:
-    verdict, out = run(check, answer, capsys)
-    assert isinstance(verdict, Verdict) and not verdict
-    assert marks_of(out) == "❌", out
-    assert out.count(NOT_ANSWERED) == 1, out
-    assert "Hint:" in out, out
-
-
-def _raises(*args: object) -> object:
-    raise RuntimeError("student code blew up")
-
-
-GARBAGE = {
-    "string": "abc",
-    "empty string": "",
-    "bytes": b"\x00\x01",
-    "function": _raises,
-    "ragged list": [[1.0, 2.0], [3.0]],
-    "list of None": [None, None],
-    "dict": {"a": 1},
-    "object": object(),
-    "empty list": [],
-    "empty array": np.zeros((0, 5), dtype=bool),
-    "complex": np.ones((5, 5)) * 1j,
-    "nan": np.full((5, 5), np.nan),
-    "inf": np.full((3, 1, 5), np.inf),
-    "-inf row": np.full(4, -np.inf),
-    "bool scalar": True,
-    "bool wrong shape": np.ones((3, 8), dtype=bool),
-    "int 0/1 wrong shape": np.ones((8, 3), dtype=int),
-    "1e39": 1e39,
-    "float64 max": float(np.finfo(np.float64).max),
-    "10**400": 10**400,
-    "-10**400": -(10**400),
-    "datetime": np.array(["2024-01-01"], dtype="datetime64[D]"),
-}
-
-
-@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
-def test_garbage_never_raises(check: Callable[..., object], capsys: pytest.CaptureFixture[str]) -> None:
-    problems = []
-    for label, answer in GARBAGE.items():
-        try:
-            with np.errstate(all="ignore"):
-                verdict, out = run(check, answer, capsys)
-        except Exception as err:  # the finding: a check must never raise on an answer
-            problems.append(f"{label}: raised {type(err).__name__}: {err}")
-            continue
-        if not isinstance(verdict, Verdict) or verdict or marks_of(out) != "❌":
-            problems.append(f"{label}: returned {verdict!r}, printed {out!r}")
-    assert not problems, "\n".join(problems)
-
-
-def test_checks_keep_their_name_and_docstring() -> None:
-    for check in CHECKS:
-        assert check.__name__.startswith("check_")
-        assert check.__doc__ and check.__doc__.strip(), f"{check.__name__} has no docstring"
-
-
-def test_checks_do_not_change_the_exercise_data() -> None:
-    before = (nb06.EX_T, nb06.EX_LENGTHS, nb06.EX_T_PAD, nb06.EX_SCORES.copy(), nb06.EX_KEEP.copy(),
-              nb06.EX_TARGET, nb06.EX_TARGET_TWINS)
-    for check in CHECKS:
-        check(None)
-        check(np.zeros((5, 5)))
-    assert (nb06.EX_T, nb06.EX_LENGTHS, nb06.EX_T_PAD) == before[:3]
-    np.testing.assert_array_equal(nb06.EX_SCORES, before[3])  # exact
-    np.testing.assert_array_equal(nb06.EX_KEEP, before[4])
-    assert (nb06.EX_TARGET, nb06.EX_TARGET_TWINS) == before[5:]
+# unanswered, garbage, names, the exercise data unchanged: tests/test_checks_every_lesson.py (every lesson's)
 
 
 # ------------------------------------------------------------------------------ the explorer

@@ -152,15 +152,6 @@ def test_the_exercise_data_is_what_the_notebook_says() -> None:
     assert not np.allclose(W3[0], W3[1])  # the two heads ask different questions
 
 
-def test_checks_never_raise_on_odd_answers(capsys: pytest.CaptureFixture[str]) -> None:
-    odd = [None, ..., "text", 1j, [1, [2, 3]], np.zeros((0,)), 10**400, float("inf"), float("nan"), True]
-    for check, n in N_ARGS.items():
-        for a in odd:
-            verdict = check(*([a] * n))
-            assert not verdict
-    capsys.readouterr()
-
-
 # =========================================================================== the explorer
 
 
