@@ -83,7 +83,8 @@ COLOR_BAR_LABELS = {
     "values": "value (own scale, not 0 to 1)",
 }
 PANEL_BAR_LABELS = {"scores": "score (own scale)", "values": "value (own scale)"}
-PRESENT_WIDTH_PX = 1040  # presentation mode: the width of a notebook's output area in a 1280-pixel window (Lab, sidebar closed)
+# presentation mode: the width of a notebook's output area in a 1280-pixel window (Lab, sidebar closed)
+PRESENT_WIDTH_PX = 1040
 AXIS_LABELS = {"weights": ("key", "query"), "scores": ("key", "query"), "values": ("feature", "token")}
 
 
@@ -232,7 +233,8 @@ class Panel:
     fmt: str | Callable[[float], str] | None = None
     vmin: float | None = None
     vmax: float | None = None
-    color_bar_label: str | None = None  # what its colour bar says the numbers are (scores/values; default PANEL_BAR_LABELS)
+    # what its colour bar says the numbers are (scores/values; default PANEL_BAR_LABELS)
+    color_bar_label: str | None = None
 
     def __post_init__(self) -> None:
         arr = check_matrix(self.matrix, "Panel matrix", one_row=True, finite=False, what="numeric").astype(np.float64)
@@ -251,8 +253,10 @@ class Panel:
             check_weights_range(arr, f"panel {self.title!r}")
         R, C = arr.shape
         self.matrix = arr
-        self.row_labels = check_labels(self.row_labels, R, "row_labels", against=f"the matrix has shape {arr.shape}: need {R}")
-        self.col_labels = check_labels(self.col_labels, C, "col_labels", against=f"the matrix has shape {arr.shape}: need {C}")
+        self.row_labels = check_labels(self.row_labels, R, "row_labels",
+                                       against=f"the matrix has shape {arr.shape}: need {R}")
+        self.col_labels = check_labels(self.col_labels, C, "col_labels",
+                                       against=f"the matrix has shape {arr.shape}: need {C}")
         default_x, default_y = AXIS_LABELS[self.kind]
         self.xlabel = default_x if self.xlabel is None else self.xlabel
         self.ylabel = default_y if self.ylabel is None else self.ylabel

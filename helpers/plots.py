@@ -287,7 +287,8 @@ def heatmap(
     if ax is None:
         if figsize is None:
             cell = 0.7 if max(R, C) <= 5 else 0.5
-            figsize = (round(min(1.1 + cell * C + (1.2 if color_bar else 0), 10.0), 1), round(min(1.0 + cell * R, 8.0), 1))
+            figsize = (round(min(1.1 + cell * C + (1.2 if color_bar else 0), 10.0), 1),
+                       round(min(1.0 + cell * R, 8.0), 1))
         ax = new_figure(figsize).add_subplot()
     elif not hasattr(ax, "imshow"):
         raise TypeError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}")
@@ -322,8 +323,8 @@ def heatmap_grid(
         items = None
     if not items:
         raise TypeError(
-            f"matrices must be a non-empty list of 2-D matrices or an (n, R, C) array, got "
-            f"{type(matrices).__name__}{'' if not isinstance(matrices, np.ndarray) else f' with shape {matrices.shape}'}"
+            f"matrices must be a non-empty list of 2-D matrices or an (n, R, C) array, got {type(matrices).__name__}"
+            f"{'' if not isinstance(matrices, np.ndarray) else f' with shape {matrices.shape}'}"
         )
     data = [_check_matrix(m, f"matrices[{k}]") for k, m in enumerate(items)]
     refuse_many_cells(sum(m.size for m in data), f"matrices ({len(data):,} of them)")
@@ -550,7 +551,8 @@ def draw_view(view: View, *, fig: Figure | None = None, managed: bool = True) ->
             host = host.subfigures(1, 2, width_ratios=[used, width - used])[0]
         below = [bar for bar in bars if bar.panels[0] // n == r]  # the bars under this row's panels
         grid = host.add_gridspec(2 if below else 1, len(row), width_ratios=[p.matrix.shape[1] for p in row],
-                                 height_ratios=[max(p.matrix.shape[0] for p in row) * sizes.cell, 0.11 * sizes.zoom] if below else None)
+                                 height_ratios=[max(p.matrix.shape[0] for p in row) * sizes.cell,
+                                                0.11 * sizes.zoom] if below else None)
         axes = [host.add_subplot(grid[0, c]) for c in range(len(row))]
         for bar in below:  # a bar spans the grid columns of its panels; _span trims it to their images
             c0, c1 = bar.panels[0] - r * n, bar.panels[-1] - r * n
@@ -618,7 +620,8 @@ def step_view(
         one_row = sum(p.matrix.shape[1] for p in panels) <= 21
     one_row = check_flag(one_row, "one_row")  # None was decided above
     if title is None:
-        title = "softmax(Q·Kᵀ × scale)·V, step by step (attention weights on 0..1; other panels each on their own range)"
+        title = ("softmax(Q·Kᵀ × scale)·V, step by step (attention weights on 0..1; other panels each on their "
+                 "own range)")
     return draw_view(View(panels, title, ncols=None if one_row else 4))
 
 

@@ -983,7 +983,8 @@ BAD_INPUTS = [
      (f"W_q has shape {WQ[:-1].shape} but X has {XM.shape[1]} features",)),
     (nb04.check_head_weights, (XM, WQ, WK[:, :-1], 4), ValueError, ("queries and keys must have the same width",)),
     (nb04.check_head_weights, (XM, WQ, WK, 0), ValueError, ("n_heads must be at least 1, got 0",)),
-    (nb04.check_head_weights, (XM, WQ, WK, 5), ValueError, (f"n_heads = 5 does not divide the {WQ.shape[1]} columns of W_q",)),
+    (nb04.check_head_weights, (XM, WQ, WK, 5), ValueError,
+     (f"n_heads = 5 does not divide the {WQ.shape[1]} columns of W_q",)),
     (nb04.check_output_projection, ("abc", WO), TypeError, ("heads must be a numeric array, got a str",)),
     (nb04.check_output_projection, (HO, "abc"), TypeError, ("W_o must be a numeric array, got a str",)),
     (nb04.check_output_projection, (HO, WO[:-1]), ValueError, (f"W_o has shape {WO[:-1].shape}",)),
@@ -995,7 +996,8 @@ BAD_INPUTS = [
 
 
 @pytest.mark.parametrize("check, args, error, phrases", BAD_INPUTS,
-                         ids=[f"{c.__module__.rsplit('.', 1)[-1]}.{c.__name__}-{i}" for i, (c, *_) in enumerate(BAD_INPUTS)])
+                         ids=[f"{c.__module__.rsplit('.', 1)[-1]}.{c.__name__}-{i}"
+                              for i, (c, *_) in enumerate(BAD_INPUTS)])
 def test_a_bad_input_names_the_argument(check: Callable[..., object], args: tuple, error: type, phrases: tuple) -> None:
     with pytest.raises(error) as info:
         check(None, *args)

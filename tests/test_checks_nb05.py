@@ -142,7 +142,8 @@ EX3 = [
         attend_by_hand(XM + sinusoidal_positions(4, 6)[1:])[0][2],
         "positions start at 1",
     ),
-    wrong("dog/values-without-positions", nb05.check_dog_row, attend_by_hand(XM + PE3, V=XM)[0][2], "without the positions"),
+    wrong("dog/values-without-positions", nb05.check_dog_row, attend_by_hand(XM + PE3, V=XM)[0][2],
+          "without the positions"),
     wrong("dog/unscaled", nb05.check_dog_row, attend_by_hand(XM + PE3, scale=1.0)[0][2], "not scaled"),
     wrong("dog/weights", nb05.check_dog_row, WTS3[2], "these are the attention weights"),
     wrong(
@@ -182,7 +183,8 @@ EX4 = [
     wrong("rotary/backwards", nb05.check_rotary, rotate_by_loop(Q4, sign=-1.0), "the wrong way"),
     wrong("rotary/from-1", nb05.check_rotary, rotate_by_loop(Q4, start=1), "positions start at 1"),
     wrong("rotary/halves", nb05.check_rotary, rotate_by_loop(Q4, halves=True), "rotate_half"),
-    wrong("rotary/one-speed", nb05.check_rotary, rotate_by_loop(Q4, theta=lambda i: 1.0), "every pair turned by p radians"),
+    wrong("rotary/one-speed", nb05.check_rotary, rotate_by_loop(Q4, theta=lambda i: 1.0),
+          "every pair turned by p radians"),
     wrong(
         "rotary/i-over-d",
         nb05.check_rotary,
@@ -227,7 +229,8 @@ def test_every_listed_mistake_is_a_different_answer() -> None:
 
 # ------------------------------------------------------- a NaN answer: the exp hint only where there is an exp
 
-EXP_CHECKS = {nb05.check_shuffled_weights, nb05.check_dog_row}  # the exercises that compute an exp (a softmax): only they may ask "did exp overflow?"
+# the exercises that compute an exp (a softmax): only they may ask "did exp overflow?"
+EXP_CHECKS = {nb05.check_shuffled_weights, nb05.check_dog_row}
 _FIRST_RIGHT = first_right(CASES)
 
 

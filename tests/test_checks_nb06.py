@@ -89,7 +89,8 @@ EX1 = [
     right("causal/as-list", nb06.check_causal_mask, causal_mask(T1).tolist()),
     wrong("causal/upper", nb06.check_causal_mask, mask_by_loop(T1, lambda i, j: j >= i), "upper triangle", "FUTURE"),
     wrong("causal/swapped", nb06.check_causal_mask, mask_by_loop(T1, lambda i, j: j > i), "True and False are swapped"),
-    wrong("causal/no-diagonal", nb06.check_causal_mask, mask_by_loop(T1, lambda i, j: j < i), "the diagonal is missing"),
+    wrong("causal/no-diagonal", nb06.check_causal_mask, mask_by_loop(T1, lambda i, j: j < i),
+          "the diagonal is missing"),
     wrong("causal/all-true", nb06.check_causal_mask, np.ones((T1, T1), dtype=bool), "that is no mask"),
     wrong("causal/numbers", nb06.check_causal_mask, np.tril(np.ones((T1, T1))), "made of numbers", "dtype=bool"),
     wrong("causal/upper-numbers", nb06.check_causal_mask, np.triu(np.ones((T1, T1), dtype=int)), "upper triangle",
@@ -123,16 +124,21 @@ EX2 = [
     right("padding/loop", nb06.check_padding_mask, padding_by_loop(lambda j, n: j < n)),
     right("padding/comparison", nb06.check_padding_mask, (np.arange(T2) < np.array(LENGTHS)[:, None])[:, None, :]),
     right("padding/full-BTT", nb06.check_padding_mask, np.repeat(RIGHT2, T2, axis=1), "less memory"),
-    wrong("padding/one-too-many", nb06.check_padding_mask, padding_by_loop(lambda j, n: j <= n), "one real token too many"),
-    wrong("padding/one-too-few", nb06.check_padding_mask, padding_by_loop(lambda j, n: j < n - 1), "one real token too few"),
-    wrong("padding/swapped", nb06.check_padding_mask, padding_by_loop(lambda j, n: j >= n), "True and False are swapped"),
+    wrong("padding/one-too-many", nb06.check_padding_mask, padding_by_loop(lambda j, n: j <= n),
+          "one real token too many"),
+    wrong("padding/one-too-few", nb06.check_padding_mask, padding_by_loop(lambda j, n: j < n - 1),
+          "one real token too few"),
+    wrong("padding/swapped", nb06.check_padding_mask, padding_by_loop(lambda j, n: j >= n),
+          "True and False are swapped"),
     wrong("padding/left", nb06.check_padding_mask, padding_by_loop(lambda j, n: j >= T2 - n), "pads on the left"),
     wrong("padding/no-query-axis", nb06.check_padding_mask, padding_by_loop(lambda j, n: j < n, "BT"),
           "add the query axis"),
     wrong("padding/query-axis-last", nb06.check_padding_mask, padding_by_loop(lambda j, n: j < n, "BT1"),
           "would hide query ROWS"),
-    wrong("padding/transposed", nb06.check_padding_mask, padding_by_loop(lambda j, n: j < n, "TB"), "the transpose (T, B)"),
-    wrong("padding/numbers", nb06.check_padding_mask, padding_by_loop(lambda j, n: j < n, dtype=float), "made of numbers"),
+    wrong("padding/transposed", nb06.check_padding_mask, padding_by_loop(lambda j, n: j < n, "TB"),
+          "the transpose (T, B)"),
+    wrong("padding/numbers", nb06.check_padding_mask, padding_by_loop(lambda j, n: j < n, dtype=float),
+          "made of numbers"),
     wrong("padding/other-size", nb06.check_padding_mask, padding_mask(LENGTHS, 6), "(3, 1, 6)", "(3, 1, 5)"),
 ]
 
@@ -156,7 +162,8 @@ EX3 = [
     right("row/minus-1e9", nb06.check_masked_row, softmax_by_hand(np.where(KEEP3, S3, -1e9))),
     wrong("row/after-not-renormalised", nb06.check_masked_row, AFTER3, "did not renormalise", f"{AFTER3.sum():.4f}"),
     wrong("row/no-mask", nb06.check_masked_row, softmax_by_hand(S3), "the mask is not applied"),
-    wrong("row/inverted", nb06.check_masked_row, softmax_by_hand(np.where(KEEP3, -np.inf, S3)), "you hid the keys that are True"),
+    wrong("row/inverted", nb06.check_masked_row, softmax_by_hand(np.where(KEEP3, -np.inf, S3)),
+          "you hid the keys that are True"),
     wrong("row/zero-score", nb06.check_masked_row, softmax_by_hand(S3 * KEEP3), "e^0 = 1 still counts"),
     wrong("row/dropped", nb06.check_masked_row, softmax_by_hand(S3[KEEP3]), "you dropped the hidden key"),
     wrong("row/other-shape", nb06.check_masked_row, np.zeros((2, 4)), "(2, 4)", "(4,)"),
@@ -391,7 +398,8 @@ def test_the_grid_and_the_main_heatmap_stay_side_by_side_on_a_projector() -> Non
 
 # ------------------------------------------------------- a NaN answer: the exp hint only where there is an exp
 
-EXP_CHECKS = {nb06.check_masked_row, nb06.check_cross_weights}  # the exercises that compute an exp (a softmax): only they may ask "did exp overflow?"
+# the exercises that compute an exp (a softmax): only they may ask "did exp overflow?"
+EXP_CHECKS = {nb06.check_masked_row, nb06.check_cross_weights}
 _FIRST_RIGHT = first_right(CASES)
 
 

@@ -49,7 +49,8 @@ i_, j_ = np.arange(T)[:, None], np.arange(T)[None, :]
 
 EX1 = [
     right("band/loops", nb10.check_band_mask, BAND),
-    right("band/tril-minus-tril", nb10.check_band_mask, np.tril(np.ones((T, T), bool)) & ~np.tril(np.ones((T, T), bool), -W)),
+    right("band/tril-minus-tril", nb10.check_band_mask,
+          np.tril(np.ones((T, T), bool)) & ~np.tril(np.ones((T, T), bool), -W)),
     wrong("band/causal", nb10.check_band_mask, (np.tril(np.ones((T, T), bool)),), "❌", "plain causal mask"),
     wrong("band/w-plus-1", nb10.check_band_mask, ((j_ <= i_) & (j_ >= i_ - W),), "❌", "w + 1 = 4 keys"),
     wrong("band/w-minus-1", nb10.check_band_mask, ((j_ <= i_) & (j_ > i_ - W + 1),), "❌", "w − 1 = 2 keys"),
@@ -107,7 +108,8 @@ EX4 = [
     wrong("bytes/one-head", nb10.check_cache_bytes, (MHA // M["n_heads"], MLA), "❌✅", "that is one head"),
     wrong("bytes/bits", nb10.check_cache_bytes, (MHA * 8, MLA * 8), "❌❌", "these are bits"),
     wrong("bytes/float32", nb10.check_cache_bytes, (MHA * 2, MLA), "❌✅", "float32"),
-    wrong("bytes/no-rope", nb10.check_cache_bytes, (MHA, M["n_layers"] * M["d_c"] * 2), "✅❌", "rotary key is missing"),
+    wrong("bytes/no-rope", nb10.check_cache_bytes, (MHA, M["n_layers"] * M["d_c"] * 2), "✅❌",
+          "rotary key is missing"),
     wrong("bytes/latent-twice", nb10.check_cache_bytes, (MHA, 2 * MLA), "✅❌", "cached once"),
     wrong("bytes/latent-numbers", nb10.check_cache_bytes, (MHA, MLA // 2), "✅❌", "counts numbers"),
     wrong("bytes/latent-per-head", nb10.check_cache_bytes, (MHA, MLA * M["n_heads"]), "✅❌", "shared by all heads"),

@@ -265,7 +265,8 @@ def test_the_residual_stream_figure():
     feats = [*"ABCDEFGH^", *(str(p) for p in range(1, T + 1)), *"ABCDEFGH", *"ABCDEFGH"]
     prev = stream_holds(f.x1, blocks(T, N)["previous"], row_labels=tok, col_labels=feats)
     assert prev.startswith("F₃ holds A, C₄ holds F, ") and prev.endswith("F₁₁ holds A (the other rows empty)")
-    assert stream_holds(f.x0, blocks(T, N)["output"], row_labels=tok, col_labels=feats) == "empty (every value below 0.01)"
+    assert stream_holds(f.x0, blocks(T, N)["output"], row_labels=tok,
+                        col_labels=feats) == "empty (every value below 0.01)"
     with pytest.raises(ValueError, match="block must be a slice of the stream's 36 features"):
         stream_holds(f.x0, slice(30, 40), row_labels=tok, col_labels=feats)
     with pytest.raises(ValueError, match="consecutive slices covering the 36 features"):

@@ -298,7 +298,8 @@ def test_texts_are_sent_as_text_and_shown_as_text():
         ({"value": 0, "min": 3, "max": 0}, ValueError,
          r"min of the slider 's' must be at most max, got min=3 and max=0 \(are they swapped\?\)"),
         ({"value": 0, "min": 0, "max": 3, "step": 0}, ValueError, "step of the slider 's' must be > 0, got 0"),
-        ({"value": 0, "min": 0, "max": 3, "step": 5}, ValueError, "step of the slider 's' must be at most max - min = 3"),
+        ({"value": 0, "min": 0, "max": 3, "step": 5}, ValueError,
+         "step of the slider 's' must be at most max - min = 3"),
         ({"value": 0, "min": "0", "max": 3}, TypeError, "min of the slider 's' must be a number, got '0'"),
         ({"value": 0, "min": 0, "max": float("inf")}, ValueError, "max of the slider 's' must be a finite number"),
         ({"value": "a", "min": 0, "max": 3}, TypeError, "value of the slider 's' must be a finite number"),
@@ -790,7 +791,8 @@ def test_the_message_types_are_written_the_same_in_python_and_in_the_es_module()
     """The TypedDicts of helpers.liveview.messages and the JSDoc @typedef of heatmap.js name the same fields."""
     js = re.sub(r"\n\s*\*", " ", _ESM)  # a typedef continued on the next comment line
     typedefs = {name: body for body, name in re.findall(r"@typedef \{\{(.*?)\}\} (\w+)", js)}
-    for name in ("Lut", "WeightsColorBar", "OwnColorBar", "Table", "ViewState", "CellsMessage", "ViewMessage", "ReadoutMessage"):
+    for name in ("Lut", "WeightsColorBar", "OwnColorBar", "Table", "ViewState", "CellsMessage", "ViewMessage",
+                 "ReadoutMessage"):
         fields = set(re.findall(r"(?:^|,)\s*(\w+)\??:", typedefs[name]))
         assert fields == set(getattr(M, name).__annotations__), f"{name}: heatmap.js and messages.py differ"
     assert "ReadoutMessage" in READOUT_JS.read_text() and "messages.py" in READOUT_JS.read_text()
@@ -870,7 +872,8 @@ def test_a_moving_scale_sends_the_bars_new_ticks_and_only_a_new_bar_is_a_new_lay
     assert [b["tables"] for b in view.snapshot()["color_bars"]] == [[0], [1]]
     rev = view.snapshot()["rev"]
     msg = view.show(P.View([panel([[0, 1, 4]]), panel([[0, 1, 2]])]), send=False)  # the first scale moved: 0..4
-    assert msg["type"] == "attn-cells" and msg["color_bars"] == [[0, "value (own scale)", [[0, "0"], [50, "2"], [100, "4"]]]]
+    assert msg["type"] == "attn-cells" and msg["color_bars"] == [[0, "value (own scale)",
+                                                                  [[0, "0"], [50, "2"], [100, "4"]]]]
     assert view.snapshot()["color_bars"][0]["ticks"] == [[0, "0"], [50, "2"], [100, "4"]]
     same = view.show(P.View([panel([[0, 1, 4]]), panel([[0, 1, 2]])]), send=False)
     assert same is None  # nothing moved: nothing sent

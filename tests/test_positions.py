@@ -440,7 +440,8 @@ def test_rotary_overflow_is_refused_not_inf():
         (lambda: learned_positions(4, 10**12, np.random.default_rng(0)), ["(T, d_model) = (4, 1,000,000,000,000)"]),
         (lambda: onehot_positions(10**12), ["the (T, T) = (1,000,000,000,000, 1,000,000,000,000) one-hot table",
                                             "limit of 1 GiB", "lower T"]),
-        (lambda: onehot_positions(11_586), ["(T, T) = (11,586, 11,586)", "1,073,883,168 bytes"]),  # 11,585² × 8 <= 2**30
+        (lambda: onehot_positions(11_586), ["(T, T) = (11,586, 11,586)", "1,073,883,168 bytes"]),
+        # 11,585² × 8 <= 2**30
     ],
 )
 def test_tables_above_1_GiB_are_refused_in_words_not_a_MemoryError(make, parts):

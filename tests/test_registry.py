@@ -57,7 +57,8 @@ def test_a_registered_explorer_is_exported_by_its_names_and_lives_in_its_lessons
     assert module in X.LESSONS and module.__name__ == f"helpers.explorers.nb{entry.lesson}"
     aliases = [n for n in module.__all__ if n.islower() and getattr(module, n) is entry.cls]
     assert entry.cls.__name__ in module.__all__ and len(aliases) == 1, (
-        f"{module.__name__}.__all__ needs {entry.cls.__name__} and one function-style alias of it, got {module.__all__}")
+        f"{module.__name__}.__all__ needs {entry.cls.__name__} and one function-style alias of it, got "
+        f"{module.__all__}")
     for name in (entry.cls.__name__, aliases[0]):
         assert name in X.__all__ and getattr(X, name) is entry.cls
 
@@ -65,7 +66,8 @@ def test_a_registered_explorer_is_exported_by_its_names_and_lives_in_its_lessons
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_registered_explorer_is_shown_in_its_lessons_notebook(kind):
     notebook = lab.lesson_notebooks()[kind]
-    source = "".join("".join(c["source"]) for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == "code")
+    cells = json.loads(notebook.read_text())["cells"]
+    source = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
     entry = X.REGISTRY[kind]
     names = [n for n in sys.modules[entry.cls.__module__].__all__ if getattr(X, n, None) is entry.cls]
     assert any(f"{n}(" in source for n in names), f"{notebook.name} calls none of {names}"

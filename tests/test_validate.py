@@ -126,8 +126,10 @@ def test_refuse_large_and_byte_size():
 
 def test_validate_imports_only_the_standard_library_and_numpy():
     tree = ast.parse(open(V.__file__, encoding="utf-8").read())
-    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-    imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node,
+                                                                                  ast.Import) for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node,
+                                                                                    ast.ImportFrom) and node.module}
     assert imported == {"__future__", "collections", "math", "numbers", "numpy"}
 
 

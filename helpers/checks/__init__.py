@@ -251,13 +251,15 @@ def check_mask(answer: object, right: np.ndarray, *, name: str, mistakes: Mappin
         return verdict(False, name, f"{NOT_ANSWERED}. {hint}")
     got = _as_array(answer)
     if got is None:
-        return verdict(False, name, f"expected a boolean array (True = may attend), got {type(answer).__name__}. {hint}")
+        return verdict(False, name,
+                       f"expected a boolean array (True = may attend), got {type(answer).__name__}. {hint}")
     numbers = got.dtype != bool
     if numbers:
         finite = np.isfinite(got)
         additive = np.where(right, 0.0, -np.inf)  # the same mask as 0 / -inf, to add to the scores
         if got.shape == right.shape and np.array_equal(got, additive):
-            return verdict(False, name, "this is the additive form (0 where allowed, -inf where hidden), which is added "
+            return verdict(False, name,
+                           "this is the additive form (0 where allowed, -inf where hidden), which is added "
                         "to the scores; here give the boolean mask itself: True = may attend.")
         if not (finite.all() and np.isin(got, (0, 1)).all()):
             return verdict(False, name, f"a mask holds True/False (or 0/1), but yours holds other numbers. {hint}")
@@ -276,5 +278,6 @@ def check_mask(answer: object, right: np.ndarray, *, name: str, mistakes: Mappin
     if got.shape != right.shape:
         return verdict(False, name, f"your mask has shape {got.shape}, expected {right.shape}. {hint}")
     where = tuple(int(i) for i in np.argwhere(got != right)[0])
-    return verdict(False, name, f"the entry at index {where} is {bool(got[where])}, expected {bool(right[where])}.{tail} "
+    return verdict(False, name,
+                   f"the entry at index {where} is {bool(got[where])}, expected {bool(right[where])}.{tail} "
                 f"{hint}")

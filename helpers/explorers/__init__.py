@@ -15,8 +15,9 @@ registry ``REGISTRY`` (kind -> class, lesson, demo factory; see ``helpers.explor
 list the tests, the screenshots and the benchmarks read. Export the class in the module's ``__all__``
 with its function-style alias (``my_explorer = MyExplorer``), and write its browser expectation, the
 function that recomputes what the page shows, in ``tests/ui/expectations/nbNN.py`` (decorated with
-``@expects("my-kind")``, found the same way); ``tests/test_registry.py`` fails until it exists. Its argument checks come from ``helpers.validate``; the static figure of its
-state is drawn by ``helpers.plots.draw_view`` (a lesson's other figures go into ``helpers.figures``).
+``@expects("my-kind")``, found the same way); ``tests/test_registry.py`` fails until it exists. Its
+argument checks come from ``helpers.validate``; the static figure of its state is drawn by
+``helpers.plots.draw_view`` (a lesson's other figures go into ``helpers.figures``).
 
 Shapes as in ``helpers.attention``: ``T`` tokens, ``d_in`` input features, ``d_model`` width of
 the projections, ``d_k`` width per head (``d_head`` in multi-head attention), ``h`` heads.

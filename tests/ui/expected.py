@@ -75,7 +75,8 @@ def expected(state: dict) -> Expected:
     kind = state.get("kind")
     if kind not in KINDS:
         raise KeyError(
-            f"no helper call known for explorer kind {kind!r} (known: {sorted(KINDS)}); add it to a module of {EXPECTATIONS}"
+            f"no helper call known for explorer kind {kind!r} (known: {sorted(KINDS)}); add it to a module of "
+            f"{EXPECTATIONS}"
         )
     return KINDS[kind](state.get("inputs", {}))
 

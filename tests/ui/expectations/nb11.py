@@ -8,7 +8,8 @@ import functools
 import numpy as np
 from expected import Expected, expects, number_array
 
-_INDUCTION_ARGS = ("steps", "seed", "lr", "batch_size", "T", "n_letters", "d_head", "periods", "snapshot_every", "n_eval",
+_INDUCTION_ARGS = ("steps", "seed", "lr", "batch_size", "T", "n_letters", "d_head", "periods", "snapshot_every",
+                   "n_eval",
                    "layer1")
 
 
