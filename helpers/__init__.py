@@ -17,8 +17,11 @@
 
 A new lesson NN puts its math in a math module (a new one for a new concern), its argument checks
 through ``validate`` (a check two modules need is added there, never copied), its exercise checks in
-``checks/nbNN.py``, its explorer in ``explorers/nbNN.py`` and its one-off figures in ``figures/nbNN.py``.
-Importing the package changes nothing (no seeding, no matplotlib styling).
+``checks/nbNN.py``, its explorer in ``explorers/nbNN.py`` and its one-off figures in ``figures/nbNN.py``:
+``lesson_modules`` finds each of these on disk, so no list in any ``__init__.py`` is edited (its browser
+expectation goes into ``tests/ui/expectations/nbNN.py``, found the same way). Presentation mode is one switch,
+``presentation`` here, which the static figures and the live explorers read. Importing the package changes
+nothing (no seeding, no matplotlib styling).
 """
 
 import importlib

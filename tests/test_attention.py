@@ -39,15 +39,6 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(20240101)
 
 
-@pytest.fixture
-def strict_fp():
-    """Every warning is an error, under numpy's default error handling (underflow is silent)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        with np.errstate(divide="warn", over="warn", invalid="warn", under="ignore"):
-            yield
-
-
 def qkv(rng, T_q=3, T_k=4, d_k=5, d_v=2, lead=()):
     Q = rng.normal(size=(*lead, T_q, d_k))  # (..., T_q, d_k)
     K = rng.normal(size=(*lead, T_k, d_k))  # (..., T_k, d_k)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import tracemalloc
-import warnings
 
 import numpy as np
 import pytest
@@ -43,15 +42,6 @@ TOL32 = {"rtol": 1e-5, "atol": 1e-6}
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(20240607)
-
-
-@pytest.fixture
-def strict_fp():
-    """Every warning is an error, under numpy's default error handling (underflow is silent)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        with np.errstate(divide="warn", over="warn", invalid="warn", under="ignore"):
-            yield
 
 
 def floats(lo: float, hi: float) -> st.SearchStrategy[float]:
