@@ -233,8 +233,7 @@ class Panel:
     fmt: str | Callable[[float], str] | None = None
     vmin: float | None = None
     vmax: float | None = None
-    # what its colour bar says the numbers are (scores/values; default PANEL_BAR_LABELS)
-    color_bar_label: str | None = None
+    color_bar_label: str | None = None  # what its colour bar says the numbers are (scores/values; default PANEL_BAR_LABELS)
 
     def __post_init__(self) -> None:
         arr = check_matrix(self.matrix, "Panel matrix", one_row=True, finite=False, what="numeric").astype(np.float64)

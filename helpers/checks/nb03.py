@@ -140,8 +140,7 @@ def check_stable_softmax(func: object) -> Verdict:
                         "float16, rows on different scales, a batch).")
     first = wrong[0]
     label, x = SOFTMAX_CASES[first]
-    where = (f"\n   on {label}: input {_show(x)}\n   expected {_show(expected[first])}, "
-             f"you returned {_show(answers[first])}")
+    where = f"\n   on {label}: input {_show(x)}\n   expected {_show(expected[first])}, you returned {_show(answers[first])}"
     for explanation, mistake in _MISTAKES:  # a mistake that reproduces the answer on every case explains it
         predicted = [np.asarray(_quiet(mistake, x_), dtype=np.float64) for _, x_ in SOFTMAX_CASES]
         if all(_same(g, p, x_) for g, p, (_, x_) in zip(answers, predicted, SOFTMAX_CASES, strict=True)):
