@@ -32,7 +32,7 @@ PARALLEL := -n auto --dist loadfile
 # one). The browser tests' kernels share the cores with Chromium the same way. Not for `make lab`.
 ONE_THREAD := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 
-.PHONY: help setup lab notebook present html test test-ui test-hub test-lowest bench bench-hub images screenshots notebooks student hub hub-link corpus model clean axe
+.PHONY: help setup lab notebook present html unit test test-ui test-hub test-lowest bench bench-hub images screenshots notebooks student hub hub-link corpus model clean axe
 
 help:
 	@echo "make lab          open the notebooks in JupyterLab on http://$(HOST):$(PORT)/lab"
@@ -41,6 +41,7 @@ help:
 	@echo "make hub-link     the teacher's link that hands out a lesson: make hub-link LESSON=02"
 	@echo "make present      the classroom view (Voila: prose, figures, live explorers, no code) on http://127.0.0.1:$(PRESENT_PORT)"
 	@echo "make html         the lessons as HTML pages in html/ that work offline (formulas included), answers closed"
+	@echo "make unit         ruff and the unit tests alone (no notebooks, no browser, no hub): under a minute"
 	@echo "make test         helpers, worked examples, every notebook under strict nbval, ruff, then make test-simd"
 	@echo "make test-simd    every notebook under strict nbval again on narrower SIMD kernels (AVX2; test-lowest: SSE)"
 	@echo "make test-ui      browser tests in headless Chromium, axe-core's accessibility checks included (needs chromium and npm; see README)"
@@ -110,6 +111,12 @@ html: $(STAMP)
 	$(BIN)/jupyter nbconvert --log-level=WARN --config jupyter-config/export_html.py --to html \
 		--output-dir html notebooks/[0-9][0-9]-*.ipynb
 	@echo "html/: $$(ls html | wc -l) pages; open one in a browser, no network needed"
+
+# Feedback in a minute: ruff, then every test under tests/ but the browser's (-m ui), the hub's (-m hub) and the
+# notebooks' (nbval), one worker per core.
+unit: $(STAMP)
+	$(BIN)/ruff check helpers tests notebooks hub
+	env -u MPLBACKEND $(ONE_THREAD) $(BIN)/python -m pytest -q -m "not ui and not hub" -n auto -p no:nbval tests
 
 # The notebooks are stored with inline-backend figures; a user's MPLBACKEND would change them.
 test: $(STAMP)

@@ -267,8 +267,8 @@ class MatrixToggles(_Grid):
     ``.value`` is the current bool matrix (R, C), ``.set_value(m)`` sets every cell with one
     notification, ``.reset()`` restores the initial matrix, ``.observe(fn)`` is called after each change,
     ``.widget`` is the box to display. Cell (i, j) has ``attn-toggle attn-toggle--<name>-<i>-<j>``; a
-    pressed (on) button means True (``on_means``: "may attend" unless told). ``presets`` (name -> bool matrix) adds one button per
-    preset (class ``attn-control--<name>-<preset>``) that sets the whole grid.
+    pressed (on) button means True (``on_means``: "may attend" unless told). ``presets`` (name -> bool matrix)
+    adds one button per preset (class ``attn-control--<name>-<preset>``) that sets the whole grid.
     """
 
     def __init__(self, name: str, matrix: object, *, row_labels: Sequence[str] | None = None,
@@ -285,7 +285,8 @@ class MatrixToggles(_Grid):
         if not isinstance(on_means, str) or not on_means.strip():
             raise TypeError(f"on_means must be a non-empty string (what a pressed cell means), got {on_means!r}")
 
-        def says(i: int, j: int) -> str:  # a mask: "query 'it' may attend to key 'cat'"; else "layer 0, head 1: in place"
+        # a mask: "query 'it' may attend to key 'cat'"; else "layer 0, head 1: in place"
+        def says(i: int, j: int) -> str:
             if on_means == "may attend":
                 return f"query {_say(rows[i], row_labels)} may attend to key {_say(cols[j], col_labels)}"
             return f"{rows[i]}, {cols[j]}: {on_means}"
@@ -368,7 +369,8 @@ def choice(name: str, options: Sequence, value: object, *, description: str | No
 
 def checkbox(name: str, value: bool, *, description: str) -> W.Checkbox:
     """A checkbox with the classes ``attn-control attn-control--<name>``."""
-    box = W.Checkbox(value=check_flag(value, name), description=description, indent=False, layout=W.Layout(width="auto"))
+    box = W.Checkbox(value=check_flag(value, name), description=description, indent=False,
+                     layout=W.Layout(width="auto"))
     return mark_control(box, name)
 
 

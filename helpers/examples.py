@@ -133,7 +133,8 @@ T001_K = np.array([[0, 1, 1], [4, 4, 0], [2, 3, 1]])  # (3, 3)
 T001_V = np.array([[1, 2, 3], [2, 8, 0], [2, 6, 3]])  # (3, 3)
 T001_Q = np.array([[1, 0, 2], [2, 2, 2], [2, 1, 3]])  # (3, 3)
 T001_SCORES_QUERY1 = np.array([2, 4, 4])  # q1 · k_j, unscaled
-# The text approximates softmax([2, 4, 4]) by [0.0, 0.5, 0.5] (e^2 dropped next to e^4) and carries the approximation on:
+# The text approximates softmax([2, 4, 4]) by [0.0, 0.5, 0.5] (e^2 dropped next to e^4) and carries the
+# approximation on:
 T001_SOFTMAX_QUERY1_AS_PRINTED = np.array([0.0, 0.5, 0.5])
 T001_WEIGHTED_VALUES_AS_PRINTED = np.array([[0.0, 0.0, 0.0], [1.0, 4.0, 0.0], [1.0, 3.0, 1.5]])  # (3, 3)
 T001_OUTPUT1_AS_PRINTED = np.array([2.0, 7.0, 1.5])

@@ -83,6 +83,7 @@ from typing import TYPE_CHECKING
 import ipywidgets as W
 import numpy as np
 
+from helpers import presentation, presenting  # presentation mode: one switch for the package
 from helpers.liveview import HeatmapView, Readout
 from helpers.panels import PRESENT_WIDTH_PX, Panel, View, describe_view, limits
 from helpers.validate import check_choice, check_flag
@@ -90,25 +91,18 @@ from helpers.validate import check_choice, check_flag
 if TYPE_CHECKING:  # for the annotations only
     from matplotlib.figure import Figure
 
-__all__ = ["Explorer", "Shown", "presentation", "to_jsonable", "encode_json", "state_html", "state_from_html"]
+__all__ = ["Explorer", "Shown", "presentation", "follow_presentation", "to_jsonable", "encode_json", "state_html",
+           "state_from_html"]
 
 PRESENT_SIZE = 1.6  # how much presentation mode enlarges the views, at most
 PRESENT_SLIDER_PX = 72  # a matrix slider in presentation mode: no number beside it (the position shows it)
 _LIVE: weakref.WeakSet = weakref.WeakSet()  # every explorer built in this kernel, for presentation()
-_presenting = False
 
 
-def presentation(on: bool = True) -> None:
-    """Enlarge (True) or restore (False) the live views of every explorer, for a classroom projector, and draw
-    the static figures of Views (``helpers.plots.draw_view``) from now on large, in rows that fit the screen."""
-    global _presenting
-    on = check_flag(on, "on")
-    _presenting = on
-    from helpers import plots  # matplotlib, only when asked for
-
-    plots.presentation(on)
+def follow_presentation() -> None:
+    """Give every live explorer the presentation mode now in force (``helpers.presentation`` calls this)."""
     for ex in list(_LIVE):
-        ex._set_presenting(_presenting)
+        ex._set_presenting(presenting())
 
 
 @dataclass
@@ -285,7 +279,7 @@ class Explorer:
         self._shown: Shown | None = None
         self._error: str | None = None
         self._views: list[HeatmapView] = []
-        self._presenting = _presenting
+        self._presenting = presenting()
         self.renders = 0
         for control in controls.values():
             _observe(control, self._changed)
@@ -516,6 +510,11 @@ class Explorer:
     def output(self) -> np.ndarray | None:
         """The current output (None where the explorer has none)."""
         return None if self._shown.output is None else np.asarray(self._shown.output)
+
+    @property
+    def views(self) -> tuple[HeatmapView, ...]:
+        """The live views (``helpers.liveview.HeatmapView``), one per View of the last good state, in page order."""
+        return tuple(self._views)
 
     @property
     def figures(self) -> list[Figure]:

@@ -3,7 +3,8 @@
 Three answers to attention's cost at long contexts (notebook 10):
 
 * a **sliding window**: query i sees only the last ``window`` keys, i - window < j <= i (Mistral 7B
-  in every layer; Gemma 2 and 3 in every other or five of six layers); a key/value cache of ``window`` positions is then enough;
+  in every layer; Gemma 2 and 3 in every other or five of six layers); a key/value cache of ``window``
+  positions is then enough;
 * **multi-head latent attention** (DeepSeek-V2, 2024): keys and values are made from one shared
   low-rank latent C = X W_dkv, so a cache stores C only; W_uk folds into the query side and W_uv
   into the output side (``absorb=True``), so attention runs against C directly;
@@ -219,7 +220,8 @@ def latent_attention(
             V = C @ W_uv  # (..., T, d_c) @ (d_c, h·d_v) -> (..., T, h·d_v)
         for name, P in (("X @ W_q", Q), ("C @ W_uk", K), ("C @ W_uv", V)):
             refuse_overflow(P, name)
-        out, weights = attend(split_heads_unchecked(Q, n_heads), split_heads_unchecked(K, n_heads), split_heads_unchecked(V, n_heads), mask, scale)
+        out, weights = attend(split_heads_unchecked(Q, n_heads), split_heads_unchecked(K, n_heads),
+                              split_heads_unchecked(V, n_heads), mask, scale)
         # out (..., h, T, d_v), weights (..., h, T, T)
         concat = merge_heads_unchecked(out)  # (..., h, T, d_v) -> (..., T, h·d_v)
         if W_o is None:

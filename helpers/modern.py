@@ -390,9 +390,11 @@ def recall_accuracy(n: int, method: str, beta: float = 1.0, alpha: float = 1.0, 
     method = check_choice(method, "method", RECALL_METHODS)
     beta = check_real(beta, "beta", low=0.0, high=1.0 + 1e-15, low_open=False, rule="a number in [0, 1]")
     alpha = check_real(alpha, "alpha", low=0.0, high=1.0 + 1e-15, low_open=False, rule="a number in [0, 1]")
-    K, V, latest = _recall_tasks(check_int(n, "n", minimum=1, maximum=10_000), check_int(d_k, "d_k", minimum=1, maximum=1_000),
+    K, V, latest = _recall_tasks(check_int(n, "n", minimum=1, maximum=10_000),
+                                 check_int(d_k, "d_k", minimum=1, maximum=1_000),
                                  check_int(d_v, "d_v", minimum=1, maximum=1_000),
-                                 check_int(seeds, "seeds", minimum=1, maximum=10_000))  # (B, n, d_k), (B, n, d_v), (B, d_k)
+                                 check_int(seeds, "seeds", minimum=1,
+                                           maximum=10_000))  # (B, n, d_k), (B, n, d_v), (B, d_k)
     if method == "linear":  # S ← α S + β v kᵀ, add and never erase: S = Σ_t α^(n−1−t) β v_t k_tᵀ
         decay = beta * alpha ** np.arange(K.shape[1] - 1, -1, -1.0)  # (n,)
         S = (V * decay[:, None]).transpose(0, 2, 1) @ K  # (B, d_v, n) @ (B, n, d_k) -> (B, d_v, d_k) one per task

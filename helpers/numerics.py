@@ -134,7 +134,8 @@ def exp_limits(dtype: object) -> ExpLimits:
 def float_class(value: float, dtype: object = np.float64) -> str:
     """'normal', 'subnormal', 'zero', 'inf' or 'nan': what ``value`` becomes when stored in ``dtype``."""
     dt = _float_dtype(dtype)
-    if isinstance(value, (str, bytes, bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+    if isinstance(value, (str, bytes, bool, np.bool_)) or not isinstance(value,
+                                                                         (numbers.Real, np.floating, np.integer)):
         raise TypeError(f"value must be a single real number, got {value!r}")
     with np.errstate(over="ignore", under="ignore"):
         try:
@@ -206,7 +207,8 @@ def call_catching_warnings(func: Callable[..., Any], *args: Any, **kwargs: Any) 
     recorded, not printed, so a notebook can show them without a file path.
     """
     check_callable(func, "func", "callable")
-    with warnings.catch_warnings(record=True) as caught, np.errstate(over="warn", divide="warn", invalid="warn", under="ignore"):
+    with warnings.catch_warnings(record=True) as caught, np.errstate(over="warn", divide="warn", invalid="warn",
+                                                                     under="ignore"):
         warnings.simplefilter("always")  # record a repeated warning every time, not once per line
         result = func(*args, **kwargs)
     messages = []
@@ -271,7 +273,8 @@ def score_spread(
     with np.errstate(over="ignore", invalid="ignore"):
         scores = Q @ K.T  # (T, d_k) @ (d_k, T) -> (T, T)
     if not np.isfinite(scores).all():
-        raise ValueError(f"the scores overflow float64 for magnitude {magnitude:g} and d_k {d_k}; use a smaller magnitude")
+        raise ValueError(f"the scores overflow float64 for magnitude {magnitude:g} and d_k {d_k}; use a smaller "
+                         "magnitude")
     scaled = scores / math.sqrt(d_k)  # (T, T)
     return {
         "std": float(scores.std()),

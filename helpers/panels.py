@@ -84,7 +84,8 @@ COLOR_BAR_LABELS = {
     "values": "value (own scale, not 0 to 1)",
 }
 PANEL_BAR_LABELS = {"scores": "score (own scale)", "values": "value (own scale)"}
-PRESENT_WIDTH_PX = 1040  # presentation mode: the width of a notebook's output area in a 1280-pixel window (Lab, sidebar closed)
+# presentation mode: the width of a notebook's output area in a 1280-pixel window (Lab, sidebar closed)
+PRESENT_WIDTH_PX = 1040
 AXIS_LABELS = {"weights": ("key", "query"), "scores": ("key", "query"), "values": ("feature", "token")}
 
 
@@ -259,8 +260,10 @@ class Panel:
                                  f"{marked.dtype} of shape {marked.shape}")
             self.marked = marked
         self.matrix = arr
-        self.row_labels = check_labels(self.row_labels, R, "row_labels", against=f"the matrix has shape {arr.shape}: need {R}")
-        self.col_labels = check_labels(self.col_labels, C, "col_labels", against=f"the matrix has shape {arr.shape}: need {C}")
+        self.row_labels = check_labels(self.row_labels, R, "row_labels",
+                                       against=f"the matrix has shape {arr.shape}: need {R}")
+        self.col_labels = check_labels(self.col_labels, C, "col_labels",
+                                       against=f"the matrix has shape {arr.shape}: need {C}")
         default_x, default_y = AXIS_LABELS[self.kind]
         self.xlabel = default_x if self.xlabel is None else self.xlabel
         self.ylabel = default_y if self.ylabel is None else self.ylabel

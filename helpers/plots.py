@@ -44,6 +44,7 @@ from matplotlib.figure import Figure, SubFigure
 from matplotlib.patches import Rectangle
 from matplotlib.transforms import Bbox
 
+from helpers import presentation, presenting  # presentation mode (helpers.presentation): one switch
 from helpers.panels import (
     AXIS_LABELS,
     CMAP,
@@ -286,7 +287,8 @@ def heatmap(
     if ax is None:
         if figsize is None:
             cell = 0.7 if max(R, C) <= 5 else 0.5
-            figsize = (round(min(1.1 + cell * C + (1.2 if color_bar else 0), 10.0), 1), round(min(1.0 + cell * R, 8.0), 1))
+            figsize = (round(min(1.1 + cell * C + (1.2 if color_bar else 0), 10.0), 1),
+                       round(min(1.0 + cell * R, 8.0), 1))
         ax = new_figure(figsize).add_subplot()
     elif not hasattr(ax, "imshow"):
         raise TypeError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}")
@@ -321,8 +323,8 @@ def heatmap_grid(
         items = None
     if not items:
         raise TypeError(
-            f"matrices must be a non-empty list of 2-D matrices or an (n, R, C) array, got "
-            f"{type(matrices).__name__}{'' if not isinstance(matrices, np.ndarray) else f' with shape {matrices.shape}'}"
+            f"matrices must be a non-empty list of 2-D matrices or an (n, R, C) array, got {type(matrices).__name__}"
+            f"{'' if not isinstance(matrices, np.ndarray) else f' with shape {matrices.shape}'}"
         )
     data = [_check_matrix(m, f"matrices[{k}]") for k, m in enumerate(items)]
     refuse_many_cells(sum(m.size for m in data), f"matrices ({len(data):,} of them)")
@@ -408,24 +410,11 @@ def plain_figure(figsize: tuple[float, float], *, dpi: int = DPI) -> Figure:
 
 # --------------------------------------------------------------------------- presentation mode (a projector)
 
+# In presentation mode (``helpers.presentation(True)``; ``presenting()`` tells) ``draw_view`` (``step_view``, and every
+# explorer's static figure) prints its numbers, labels and titles PRESENT_ZOOM times larger and wraps its panels into
+# as many rows as it takes to fit PRESENT_WIDTH_PX at DPI, so the browser never shrinks the figure.
 PRESENT_ZOOM = 11 / 7  # presentation mode: a cell's number in 11 points, not 7 (about 15 px at 100 dpi)
 PRESENT_CELL = 1.25  # ... in cells 1.25 times as wide (the numbers fit: a 5-character number is 0.42 in at 11 pt)
-_presenting = False
-
-
-def presentation(on: bool = True) -> None:
-    """Draw every View from now on for a projector (True) or as usual (False); ``helpers.presentation`` calls it.
-
-    In presentation mode ``draw_view`` (``step_view``, and every explorer's static figure) prints its numbers,
-    labels and titles PRESENT_ZOOM times larger and wraps its panels into as many rows as it takes to fit
-    PRESENT_WIDTH_PX at DPI, so the browser never shrinks the figure: each row of panels is about one screen."""
-    global _presenting
-    _presenting = check_flag(on, "on")
-
-
-def presenting() -> bool:
-    """Whether presentation mode is on (``presentation``)."""
-    return _presenting
 
 
 @dataclass(frozen=True)
@@ -441,7 +430,7 @@ class _Sizes:
 
 def _sizes(view: View) -> _Sizes:
     cell = 0.45 if max(max(p.matrix.shape) for p in view.panels) <= 4 else 0.4
-    return _Sizes(cell * PRESENT_CELL, PRESENT_ZOOM) if _presenting else _Sizes(cell)
+    return _Sizes(cell * PRESENT_CELL, PRESENT_ZOOM) if presenting() else _Sizes(cell)
 
 
 def _row_width(panels: Sequence[Panel], sizes: _Sizes) -> float:
@@ -506,7 +495,7 @@ def view_size(view: View) -> tuple[float, float]:
     (in presentation mode larger, in rows that fit a projector's width: ``presentation``)."""
     if not isinstance(view, View):
         raise TypeError(f"view must be a helpers.panels.View, got {type(view).__name__}")
-    if _presenting:
+    if presenting():
         view = _for_projector(view)
     rows = _view_rows(view)
     sizes = _sizes(view)
@@ -515,7 +504,7 @@ def view_size(view: View) -> tuple[float, float]:
     bars = [bar for bar in every if bar.kind != "weights"]
     width = max(_row_width(r, sizes) for r in rows)
     width += 1.0 * z if len(bars) < len(every) else 0  # the attention weights' bar beside the panels
-    if _presenting:  # rows packed to the screen's width: the bar counts in its own row only
+    if presenting():  # rows packed to the screen's width: the bar counts in its own row only
         width = _present_width(view)
     height = (0.3 * z if view.title else 0)
     n = view.ncols or len(view.panels)
@@ -549,7 +538,7 @@ def draw_view(view: View, *, fig: Figure | None = None, managed: bool = True) ->
     refuse_many_cells(sum(p.matrix.size for p in view.panels), f"the view ({len(view.panels)} panels)")
     fig = _check_fig(fig)
     managed = check_flag(managed, "managed")
-    if _presenting:
+    if presenting():
         view = _for_projector(view)
     if fig is None:
         size = view_size(view)
@@ -566,13 +555,14 @@ def draw_view(view: View, *, fig: Figure | None = None, managed: bool = True) ->
     handles, bar_axes, low = [], [], []
     for r, (host, row) in enumerate(zip(hosts, rows, strict=True)):
         used = sum(p.matrix.shape[1] + 1 for p in row)
-        if _presenting:  # in inches, labels and the weights' bar included: their room is large beside a cell's
+        if presenting():  # in inches, labels and the weights' bar included: their room is large beside a cell's
             used, width = _present_width(replace(view, panels=row, ncols=None)), fig.get_size_inches()[0]
         if len(rows) > 1 and used < width - 0.5:  # a shorter row keeps the cell size; its rest stays empty
             host = host.subfigures(1, 2, width_ratios=[used, width - used])[0]
         below = [bar for bar in bars if bar.panels[0] // n == r]  # the bars under this row's panels
         grid = host.add_gridspec(2 if below else 1, len(row), width_ratios=[p.matrix.shape[1] for p in row],
-                                 height_ratios=[max(p.matrix.shape[0] for p in row) * sizes.cell, 0.11 * sizes.zoom] if below else None)
+                                 height_ratios=[max(p.matrix.shape[0] for p in row) * sizes.cell,
+                                                0.11 * sizes.zoom] if below else None)
         axes = [host.add_subplot(grid[0, c]) for c in range(len(row))]
         for bar in below:  # a bar spans the grid columns of its panels; _span trims it to their images
             c0, c1 = bar.panels[0] - r * n, bar.panels[-1] - r * n
@@ -642,7 +632,8 @@ def step_view(
         one_row = sum(p.matrix.shape[1] for p in panels) <= 21
     one_row = check_flag(one_row, "one_row")  # None was decided above
     if title is None:
-        title = "softmax(Q·Kᵀ × scale)·V, step by step (attention weights on 0..1; other panels each on their own range)"
+        title = ("softmax(Q·Kᵀ × scale)·V, step by step (attention weights on 0..1; other panels each on their "
+                 "own range)")
     return draw_view(View(panels, title, ncols=None if one_row else 4))
 
 

@@ -93,7 +93,8 @@ def check_int(value: object, name: str, *, minimum: int | None = None, maximum: 
     return int(value)
 
 
-def check_index_pairs(pairs: object, name: str, shape: tuple[int, int], what: tuple[str, str]) -> tuple[tuple[int, int], ...]:
+def check_index_pairs(pairs: object, name: str, shape: tuple[int, int], what: tuple[str, str]) -> tuple[tuple[int, int],
+                                                                                                        ...]:
     """``pairs`` (an iterable of (i, j) ints with 0 <= i < shape[0], 0 <= j < shape[1], none repeated) as a
     tuple of int pairs, or an error naming ``name``, the pair and, through ``what``, what i and j count."""
     if isinstance(pairs, (str, bytes, dict)) or not isinstance(pairs, Iterable):
@@ -239,7 +240,8 @@ def check_labels(labels: object, n: int, name: str, *, against: str, start: int 
 
 def check_tokens(labels: object, T: int, name: str = "token_labels", what: str = "tokens (rows)",
                  of: str = "X") -> list[str]:
-    """Token labels of the T rows of ``of`` as T strings (x1 … xT when None), or a TypeError/ValueError naming ``name``."""
+    """Token labels of the T rows of ``of`` as T strings (x1 … xT when None), or a TypeError/ValueError naming
+    ``name``."""
     return check_labels(labels, T, name, against=f"{of} has {T} {what}", prefix="x")
 
 
@@ -362,7 +364,8 @@ def check_bool_matrix(x: object, name: str) -> np.ndarray:
 
 
 def check_weights_range(data: np.ndarray, what: str) -> None:
-    """A ValueError if ``data`` (described as ``what``) has finite values outside 0..1, the scale of attention weights."""
+    """A ValueError if ``data`` (described as ``what``) has finite values outside 0..1, the scale of attention
+    weights."""
     finite = data[np.isfinite(data)]
     if finite.size and (finite.min() < -1e-9 or finite.max() > 1 + 1e-9):
         raise ValueError(
@@ -394,7 +397,8 @@ def check_matrices(params: object, names: tuple[str, ...]) -> dict[str, np.ndarr
 
 
 def as_token_ids(tokens: object, name: str) -> np.ndarray:
-    """``tokens`` as an integer array; a TypeError or ValueError naming ``name`` for text, ragged lists, non-integers."""
+    """``tokens`` as an integer array; a TypeError or ValueError naming ``name`` for text, ragged lists,
+    non-integers."""
     arr = as_array(tokens, name, what="an integer array of token ids",
                    rectangular="a rectangular integer array of token ids")
     if arr.dtype == bool or arr.dtype.kind not in "iu":
@@ -427,11 +431,12 @@ def check_figsize(figsize: object, name: str = "figsize", *, screen_dpi: float =
     """(width, height) in inches, each a finite number > 0 and at most MAX_INCHES (shown at ``screen_dpi``)."""
     if isinstance(figsize, (str, bytes)) or not isinstance(figsize, Sequence | np.ndarray) or len(figsize) != 2:
         raise TypeError(f"{name} must be (width, height) in inches, such as (6.4, 4.8), got {figsize!r}")
-    w, h = (check_positive(v, f"{name}[{k}]", "a width or height in inches, a number > 0") for k, v in enumerate(figsize))
+    w, h = (check_positive(v, f"{name}[{k}]", "a width or height in inches, a number > 0")
+            for k, v in enumerate(figsize))
     if max(w, h) > MAX_INCHES:
         raise ValueError(
-            f"{name} = {figsize!r} is too large: a side of at most {MAX_INCHES:g} inches ({MAX_INCHES * screen_dpi:,.0f} "
-            "pixels on screen), so that a typo cannot freeze the kernel"
+            f"{name} = {figsize!r} is too large: a side of at most {MAX_INCHES:g} inches "
+            f"({MAX_INCHES * screen_dpi:,.0f} pixels on screen), so that a typo cannot freeze the kernel"
         )
     return w, h
 

@@ -276,7 +276,9 @@ def _banner(s: dict[str, str]) -> None:
           f"{'; only the names in STUDENTS' if s['STUDENTS'] else ''}")
     print(f"  teacher:  {s['TEACHER']}, password in {s['STATE']}/teacher-password (or TEACHER_PASSWORD); "
           f"admin page {url}/hub/admin")
-    print(f"  isolation: {'each student a system user, home in ' + s['HOME_BASE'] if s['ISOLATION'] == 'users' else 'NONE: every student runs as ' + pwd.getpwuid(os.geteuid()).pw_name}")
+    isolation = (f"each student a system user, home in {s['HOME_BASE']}" if s["ISOLATION"] == "users"
+                 else f"NONE: every student runs as {pwd.getpwuid(os.geteuid()).pw_name}")
+    print(f"  isolation: {isolation}")
     print(f"  lessons from {s['COURSE']} ({s['BRANCH']}); a lesson's link: make hub-link LESSON=02")
     if s["IP"] not in {"127.0.0.1", "localhost", "::1"}:
         print(f"WARNING: HUB_IP={s['IP']} serves every machine that can reach this one.", end=" ")

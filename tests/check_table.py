@@ -1,7 +1,9 @@
-"""What the table-driven tests of the exercise checks share (tests/test_checks_nb05.py ... nb11.py).
+"""What the table-driven tests of the exercise checks share (tests/test_checks.py, tests/test_checks_nbNN.py).
 
 A case names a check, the answer(s) it is called with, the ✅/❌ verdict lines it must print and phrases
-its output must hold. pytest puts tests/ on sys.path: ``from check_table import marks_of, ...``.
+its output must hold. pytest puts tests/ on sys.path: ``from check_table import marks_of, ...``. What every
+check of every lesson must do whatever its exercise (unanswered, garbage, its name, the exercise data left
+unchanged) is tested once, for all of them, in tests/test_checks_every_lesson.py.
 """
 
 from __future__ import annotations
@@ -27,9 +29,10 @@ def run(check: Callable[..., object], args: tuple, capsys: pytest.CaptureFixture
 
 
 def assert_verdict_and_message(case, n_args: int, capsys: pytest.CaptureFixture[str]) -> None:
-    """``case.check(*case.args)`` prints case.marks and case.phrases, is truthy iff all ✅; a slip's phrases
-    come from its diagnosis, not from the hint every answer gets (the check has ``n_args`` answers)."""
-    verdict, out = run(case.check, case.args, capsys)
+    """``case.check(*case.args)`` (or ``case.check(case.answer)``) prints case.marks and case.phrases, is truthy iff
+    all ✅; a slip's phrases come from its diagnosis, not from the hint every answer gets (the check has ``n_args``
+    answers)."""
+    verdict, out = run(case.check, case.args if hasattr(case, "args") else (case.answer,), capsys)
     assert isinstance(verdict, Verdict), f"{case.id}: returned {type(verdict).__name__}, not a Verdict"
     assert bool(verdict) is (set(case.marks) == {"✅"}), out
     assert marks_of(out) == case.marks, out
@@ -65,12 +68,3 @@ def assert_phrases_not_in_hint(check: Callable[..., object], cases: list, capsys
             for phrase in case.phrases:
                 if phrase[0] != "(":  # shapes may legitimately appear in a hint
                     assert phrase not in hint, f"{case.id}: {phrase!r} is in the unanswered hint"
-
-
-def assert_refused_quietly(check: Callable[..., object], answer: object, capsys: pytest.CaptureFixture[str]) -> None:
-    """A garbage answer: no exception, a falsy verdict, ❌ printed and no ✅."""
-    with np.errstate(all="ignore"):
-        verdict = check(answer)
-    out = capsys.readouterr().out
-    assert not verdict
-    assert "❌" in out and "✅" not in out

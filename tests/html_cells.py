@@ -10,4 +10,4 @@ from __future__ import annotations
 
 def shown_cells(ex) -> list[list[str]]:
     """Every heatmap table's cell texts, in page order (as the browser tests read them)."""
-    return [t for view in ex._views for t in view.cell_texts()]
+    return [t for view in ex.views for t in view.cell_texts()]

@@ -97,14 +97,16 @@ def test_describe_cells_names_the_largest_cell_of_the_rows_that_stand_out():
     w = np.array([[0.5, 0.5, 0.0], [0.1, 0.1, 0.8], [1 / 3, 1 / 3, 1 / 3]])  # (3, 3)
     texts = P.format_matrix(w)
     text = P.describe_cells(w, texts, ["the", "it", "cat"], ["the", "it", "cat"], title="w", rows_shown=1)
-    assert text == f"w (attention weights, 3 queries × 3 keys); largest in the 1 rows where it stands out most: 'it' → 'cat' {texts[1][2]}"
+    assert text == ("w (attention weights, 3 queries × 3 keys); largest in the 1 rows where it stands out most: "
+                    f"'it' → 'cat' {texts[1][2]}")
     both = P.describe_cells(np.array([[np.nan, 1.0]]), [["nan", "1"]], ["q"], ["1", "2"], kind="scores")
     assert both == "scores (scores, 1 × 2); largest in each row: 'q' → 2 1; 1 cells nan or inf"
 
 
 def test_alt_text_reads_what_the_figure_draws():
     hm = plots.heatmap(np.array([[0.2, 0.8]]), row_labels=["it"], col_labels=["the", "cat"], title="head 1")
-    assert plots.alt_text(hm.fig) == "Figure. head 1 (attention weights, 1 query × 2 keys); largest in each row: 'it' → 'cat' 0.800."
+    assert plots.alt_text(hm.fig) == ("Figure. head 1 (attention weights, 1 query × 2 keys); largest in each row: "
+                                      "'it' → 'cat' 0.800.")
     fig, ax = plt.subplots()
     ax.plot([8, 16, 32], [1.0, 4.0, 16.0], label="attention")
     ax.set(title="time", xlabel="T", ylabel="ms")

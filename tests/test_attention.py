@@ -8,11 +8,11 @@ tolerance; "exact" means bit-for-bit equality.
 from __future__ import annotations
 
 import math
-import re
 import warnings
 
 import numpy as np
 import pytest
+from support import rx
 
 from helpers.attention import (
     attention_steps,
@@ -34,23 +34,9 @@ FLOAT_DTYPES = [np.float16, np.float32, np.float64]
 ROW_SUM_ATOL = {np.float16: 4e-3, np.float32: 1e-6, np.float64: 1e-14}
 
 
-def rx(*parts: str) -> str:
-    """A ``match`` pattern requiring every literal part, in this order."""
-    return "(?s)" + ".*".join(re.escape(p) for p in parts)
-
-
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(20240101)
-
-
-@pytest.fixture
-def strict_fp():
-    """Every warning is an error, under numpy's default error handling (underflow is silent)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        with np.errstate(divide="warn", over="warn", invalid="warn", under="ignore"):
-            yield
 
 
 def qkv(rng, T_q=3, T_k=4, d_k=5, d_v=2, lead=()):

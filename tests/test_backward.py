@@ -8,12 +8,11 @@ derandomized, so a run is deterministic and short. Each tolerance is stated besi
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import rx
 
 from helpers.attention import scaled_dot_product_attention, softmax
 from helpers.backward import (
@@ -28,11 +27,6 @@ SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, database=N
 # Central differences with eps = 1e-6 on inputs |x| <= 2: the truncation error eps²/6 · f''' is
 # below 1e-10, the rounding error about |f| · 1e-16 / 1e-6 <= 1e-9 for |f| <= 10. Tolerance 1e-6.
 FD_ATOL, FD_RTOL = 1e-6, 1e-6
-
-
-def rx(*parts: str) -> str:
-    """A ``match`` pattern requiring every literal part, in this order."""
-    return "(?s)" + ".*".join(re.escape(p) for p in parts)
 
 
 @pytest.fixture

@@ -18,10 +18,10 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
-from check_table import first_right, marks_of, nan_like
+from check_table import assert_verdict_and_message, first_right, nan_like
 
 from helpers.attention import self_attention, softmax
-from helpers.checks import NOT_ANSWERED, Verdict, nb05
+from helpers.checks import nb05
 from helpers.positions import onehot_positions, permute_tokens, rotary, sinusoidal_positions
 from helpers.sentence import DOG_BITES_MAN, MAN_BITES_DOG, embed, embeddings
 
@@ -42,12 +42,6 @@ def right(id: str, check: Callable[..., object], answer: object) -> Case:
 
 def wrong(id: str, check: Callable[..., object], answer: object, *phrases: str) -> Case:
     return Case(id, check, answer, "❌", phrases)
-
-
-def run(check: Callable[..., object], answer: object, capsys: pytest.CaptureFixture[str]) -> tuple[object, str]:
-    capsys.readouterr()  # drop anything printed before
-    verdict = check(answer)
-    return verdict, capsys.readouterr().out
 
 
 # ------------------------------------------------------------------------------ exercise 1: shuffled
@@ -148,7 +142,8 @@ EX3 = [
         attend_by_hand(XM + sinusoidal_positions(4, 6)[1:])[0][2],
         "positions start at 1",
     ),
-    wrong("dog/values-without-positions", nb05.check_dog_row, attend_by_hand(XM + PE3, V=XM)[0][2], "without the positions"),
+    wrong("dog/values-without-positions", nb05.check_dog_row, attend_by_hand(XM + PE3, V=XM)[0][2],
+          "without the positions"),
     wrong("dog/unscaled", nb05.check_dog_row, attend_by_hand(XM + PE3, scale=1.0)[0][2], "not scaled"),
     wrong("dog/weights", nb05.check_dog_row, WTS3[2], "these are the attention weights"),
     wrong(
@@ -188,7 +183,8 @@ EX4 = [
     wrong("rotary/backwards", nb05.check_rotary, rotate_by_loop(Q4, sign=-1.0), "the wrong way"),
     wrong("rotary/from-1", nb05.check_rotary, rotate_by_loop(Q4, start=1), "positions start at 1"),
     wrong("rotary/halves", nb05.check_rotary, rotate_by_loop(Q4, halves=True), "rotate_half"),
-    wrong("rotary/one-speed", nb05.check_rotary, rotate_by_loop(Q4, theta=lambda i: 1.0), "every pair turned by p radians"),
+    wrong("rotary/one-speed", nb05.check_rotary, rotate_by_loop(Q4, theta=lambda i: 1.0),
+          "every pair turned by p radians"),
     wrong(
         "rotary/i-over-d",
         nb05.check_rotary,
@@ -206,17 +202,7 @@ CHECKS = [nb05.check_shuffled_weights, nb05.check_sinusoidal, nb05.check_dog_row
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_check_verdict_and_message(case: Case, capsys: pytest.CaptureFixture[str]) -> None:
-    verdict, out = run(case.check, case.answer, capsys)
-    assert isinstance(verdict, Verdict), f"{case.id}: returned {type(verdict).__name__}, not a Verdict"
-    assert bool(verdict) is (case.marks == "✅"), out
-    assert marks_of(out) == case.marks, out
-    for phrase in case.phrases:
-        assert phrase in out, f"{case.id}: {phrase!r} not in:\n{out}"
-    if not verdict:  # the phrase comes from the diagnosis, not from the hint every answer gets
-        _, unanswered = run(case.check, None, capsys)
-        assert NOT_ANSWERED in unanswered
-        for phrase in case.phrases:
-            assert phrase not in unanswered, f"{case.id}: {phrase!r} is in the hint:\n{unanswered}"
+    assert_verdict_and_message(case, 1, capsys)
 
 
 def test_every_public_check_is_tested() -> None:
@@ -238,76 +224,13 @@ def test_every_listed_mistake_is_a_different_answer() -> None:
                 assert not (a.shape == b.shape and np.allclose(a, b)), f"{id_a} and {id_b} give the same numbers"
 
 
-# ------------------------------------------------------------------ unanswered, garbage, huge numbers
-
-
-@pytest.mark.parametrize("answer", [None, ...], ids=["None", "Ellipsis"])
-@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
-def test_unanswered(check: Callable[..., object], answer: object, capsys: pytest.CaptureFixture[str]) -> None:
-    verdict, out = run(check, answer, capsys)
-    assert isinstance(verdict, Verdict) and not verdict
-    assert marks_of(out) == "❌", out
-    assert out.count(NOT_ANSWERED) == 1, out
-    assert "Hint:" in out, out
-
-
-def _raises(*args: object) -> object:
-    raise RuntimeError("student code blew up")
-
-
-GARBAGE = {
-    "string": "abc",
-    "empty string": "",
-    "bytes": b"\x00\x01",
-    "function": _raises,
-    "ragged list": [[1.0, 2.0], [3.0]],
-    "list of None": [None, None],
-    "dict": {"a": 1},
-    "object": object(),
-    "empty list": [],
-    "complex": np.ones((4, 4)) * 1j,
-    "nan": np.full((8, 8), np.nan),
-    "inf": np.full((5, 4), np.inf),
-    "bool": np.ones((4, 4), dtype=bool),
-    "1e39": 1e39,
-    "float64 max": float(np.finfo(np.float64).max),
-    "10**400": 10**400,
-    "-10**400": -(10**400),
-}
-
-
-@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
-def test_garbage_never_raises(check: Callable[..., object], capsys: pytest.CaptureFixture[str]) -> None:
-    problems = []
-    for label, answer in GARBAGE.items():
-        try:
-            verdict, out = run(check, answer, capsys)
-        except Exception as err:  # the finding: a check must never raise on an answer
-            problems.append(f"{label}: raised {type(err).__name__}: {err}")
-            continue
-        if not isinstance(verdict, Verdict) or verdict or marks_of(out) != "❌":
-            problems.append(f"{label}: returned {verdict!r}, printed {out!r}")
-    assert not problems, "\n".join(problems)
-
-
-def test_checks_keep_their_name_and_docstring() -> None:
-    for check in CHECKS:
-        assert check.__name__.startswith("check_")
-        assert check.__doc__ and check.__doc__.strip(), f"{check.__name__} has no docstring"
-
-
-def test_checks_do_not_change_the_exercise_data() -> None:
-    before = (nb05.EX_PERM, nb05.EX_T, nb05.EX_D_MODEL, nb05.EX_Q.copy())
-    for check in CHECKS:
-        check(None)
-        check(np.zeros((8, 8)))
-    assert (nb05.EX_PERM, nb05.EX_T, nb05.EX_D_MODEL) == before[:3]
-    np.testing.assert_array_equal(nb05.EX_Q, before[3])  # exact
+# unanswered, garbage, names, the exercise data unchanged: tests/test_checks_every_lesson.py (every lesson's)
 
 
 # ------------------------------------------------------- a NaN answer: the exp hint only where there is an exp
 
-EXP_CHECKS = {nb05.check_shuffled_weights, nb05.check_dog_row}  # the exercises that compute an exp (a softmax): only they may ask "did exp overflow?"
+# the exercises that compute an exp (a softmax): only they may ask "did exp overflow?"
+EXP_CHECKS = {nb05.check_shuffled_weights, nb05.check_dog_row}
 _FIRST_RIGHT = first_right(CASES)
 
 

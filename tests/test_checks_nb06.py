@@ -36,7 +36,7 @@ from helpers.attention import (  # noqa: E402
     single_head_attention,
     softmax,
 )
-from helpers.checks import NOT_ANSWERED, Verdict, nb06  # noqa: E402
+from helpers.checks import nb06  # noqa: E402
 from helpers.explorer import state_from_html  # noqa: E402
 from helpers.explorers import MaskExplorer, mask_explorer  # noqa: E402
 from helpers.panels import format_matrix  # noqa: E402
@@ -44,8 +44,8 @@ from helpers.sentence import TOKENS, adjective_head, embed, embeddings, pronoun_
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "ui"))
 import expected as ui_expected  # noqa: E402
-from check_table import first_right, marks_of, nan_like  # noqa: E402
-from expected import _masks  # noqa: E402
+from check_table import assert_verdict_and_message, first_right, nan_like  # noqa: E402
+from expectations.nb06 import masks as expected_masks  # noqa: E402
 from html_cells import shown_cells  # noqa: E402
 
 # ------------------------------------------------------------------------------------------ the table
@@ -65,12 +65,6 @@ def right(id: str, check: Callable[..., object], answer: object, *phrases: str) 
 
 def wrong(id: str, check: Callable[..., object], answer: object, *phrases: str) -> Case:
     return Case(id, check, answer, "❌", phrases)
-
-
-def run(check: Callable[..., object], answer: object, capsys: pytest.CaptureFixture[str]) -> tuple[object, str]:
-    capsys.readouterr()  # drop anything printed before
-    verdict = check(answer)
-    return verdict, capsys.readouterr().out
 
 
 # ------------------------------------------------------------------------------ exercise 1: causal mask
@@ -95,7 +89,8 @@ EX1 = [
     right("causal/as-list", nb06.check_causal_mask, causal_mask(T1).tolist()),
     wrong("causal/upper", nb06.check_causal_mask, mask_by_loop(T1, lambda i, j: j >= i), "upper triangle", "FUTURE"),
     wrong("causal/swapped", nb06.check_causal_mask, mask_by_loop(T1, lambda i, j: j > i), "True and False are swapped"),
-    wrong("causal/no-diagonal", nb06.check_causal_mask, mask_by_loop(T1, lambda i, j: j < i), "the diagonal is missing"),
+    wrong("causal/no-diagonal", nb06.check_causal_mask, mask_by_loop(T1, lambda i, j: j < i),
+          "the diagonal is missing"),
     wrong("causal/all-true", nb06.check_causal_mask, np.ones((T1, T1), dtype=bool), "that is no mask"),
     wrong("causal/numbers", nb06.check_causal_mask, np.tril(np.ones((T1, T1))), "made of numbers", "dtype=bool"),
     wrong("causal/upper-numbers", nb06.check_causal_mask, np.triu(np.ones((T1, T1), dtype=int)), "upper triangle",
@@ -129,16 +124,21 @@ EX2 = [
     right("padding/loop", nb06.check_padding_mask, padding_by_loop(lambda j, n: j < n)),
     right("padding/comparison", nb06.check_padding_mask, (np.arange(T2) < np.array(LENGTHS)[:, None])[:, None, :]),
     right("padding/full-BTT", nb06.check_padding_mask, np.repeat(RIGHT2, T2, axis=1), "less memory"),
-    wrong("padding/one-too-many", nb06.check_padding_mask, padding_by_loop(lambda j, n: j <= n), "one real token too many"),
-    wrong("padding/one-too-few", nb06.check_padding_mask, padding_by_loop(lambda j, n: j < n - 1), "one real token too few"),
-    wrong("padding/swapped", nb06.check_padding_mask, padding_by_loop(lambda j, n: j >= n), "True and False are swapped"),
+    wrong("padding/one-too-many", nb06.check_padding_mask, padding_by_loop(lambda j, n: j <= n),
+          "one real token too many"),
+    wrong("padding/one-too-few", nb06.check_padding_mask, padding_by_loop(lambda j, n: j < n - 1),
+          "one real token too few"),
+    wrong("padding/swapped", nb06.check_padding_mask, padding_by_loop(lambda j, n: j >= n),
+          "True and False are swapped"),
     wrong("padding/left", nb06.check_padding_mask, padding_by_loop(lambda j, n: j >= T2 - n), "pads on the left"),
     wrong("padding/no-query-axis", nb06.check_padding_mask, padding_by_loop(lambda j, n: j < n, "BT"),
           "add the query axis"),
     wrong("padding/query-axis-last", nb06.check_padding_mask, padding_by_loop(lambda j, n: j < n, "BT1"),
           "would hide query ROWS"),
-    wrong("padding/transposed", nb06.check_padding_mask, padding_by_loop(lambda j, n: j < n, "TB"), "the transpose (T, B)"),
-    wrong("padding/numbers", nb06.check_padding_mask, padding_by_loop(lambda j, n: j < n, dtype=float), "made of numbers"),
+    wrong("padding/transposed", nb06.check_padding_mask, padding_by_loop(lambda j, n: j < n, "TB"),
+          "the transpose (T, B)"),
+    wrong("padding/numbers", nb06.check_padding_mask, padding_by_loop(lambda j, n: j < n, dtype=float),
+          "made of numbers"),
     wrong("padding/other-size", nb06.check_padding_mask, padding_mask(LENGTHS, 6), "(3, 1, 6)", "(3, 1, 5)"),
 ]
 
@@ -162,7 +162,8 @@ EX3 = [
     right("row/minus-1e9", nb06.check_masked_row, softmax_by_hand(np.where(KEEP3, S3, -1e9))),
     wrong("row/after-not-renormalised", nb06.check_masked_row, AFTER3, "did not renormalise", f"{AFTER3.sum():.4f}"),
     wrong("row/no-mask", nb06.check_masked_row, softmax_by_hand(S3), "the mask is not applied"),
-    wrong("row/inverted", nb06.check_masked_row, softmax_by_hand(np.where(KEEP3, -np.inf, S3)), "you hid the keys that are True"),
+    wrong("row/inverted", nb06.check_masked_row, softmax_by_hand(np.where(KEEP3, -np.inf, S3)),
+          "you hid the keys that are True"),
     wrong("row/zero-score", nb06.check_masked_row, softmax_by_hand(S3 * KEEP3), "e^0 = 1 still counts"),
     wrong("row/dropped", nb06.check_masked_row, softmax_by_hand(S3[KEEP3]), "you dropped the hidden key"),
     wrong("row/other-shape", nb06.check_masked_row, np.zeros((2, 4)), "(2, 4)", "(4,)"),
@@ -212,17 +213,7 @@ CHECKS = [nb06.check_causal_mask, nb06.check_padding_mask, nb06.check_masked_row
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_check_verdict_and_message(case: Case, capsys: pytest.CaptureFixture[str]) -> None:
-    verdict, out = run(case.check, case.answer, capsys)
-    assert isinstance(verdict, Verdict), f"{case.id}: returned {type(verdict).__name__}, not a Verdict"
-    assert bool(verdict) is (case.marks == "✅"), out
-    assert marks_of(out) == case.marks, out
-    for phrase in case.phrases:
-        assert phrase in out, f"{case.id}: {phrase!r} not in:\n{out}"
-    if not verdict:  # the phrase comes from the diagnosis, not from the hint every answer gets
-        _, unanswered = run(case.check, None, capsys)
-        assert NOT_ANSWERED in unanswered
-        for phrase in case.phrases:
-            assert phrase not in unanswered, f"{case.id}: {phrase!r} is in the hint:\n{unanswered}"
+    assert_verdict_and_message(case, 1, capsys)
 
 
 def test_every_public_check_is_tested() -> None:
@@ -257,80 +248,7 @@ def test_the_causal_mask_exercise_distinguishes_the_triangles() -> None:
     assert len({p.tobytes() for p in patterns}) == len(patterns)
 
 
-# ------------------------------------------------------------------ unanswered, garbage, huge numbers
-
-
-@pytest.mark.parametrize("answer", [None, ...], ids=["None", "Ellipsis"])
-@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
-def test_unanswered(check: Callable[..., object], answer: object, capsys: pytest.CaptureFixture[str]) -> None:
-    verdict, out = run(check, answer, capsys)
-    assert isinstance(verdict, Verdict) and not verdict
-    assert marks_of(out) == "❌", out
-    assert out.count(NOT_ANSWERED) == 1, out
-    assert "Hint:" in out, out
-
-
-def _raises(*args: object) -> object:
-    raise RuntimeError("student code blew up")
-
-
-GARBAGE = {
-    "string": "abc",
-    "empty string": "",
-    "bytes": b"\x00\x01",
-    "function": _raises,
-    "ragged list": [[1.0, 2.0], [3.0]],
-    "list of None": [None, None],
-    "dict": {"a": 1},
-    "object": object(),
-    "empty list": [],
-    "empty array": np.zeros((0, 5), dtype=bool),
-    "complex": np.ones((5, 5)) * 1j,
-    "nan": np.full((5, 5), np.nan),
-    "inf": np.full((3, 1, 5), np.inf),
-    "-inf row": np.full(4, -np.inf),
-    "bool scalar": True,
-    "bool wrong shape": np.ones((3, 8), dtype=bool),
-    "int 0/1 wrong shape": np.ones((8, 3), dtype=int),
-    "1e39": 1e39,
-    "float64 max": float(np.finfo(np.float64).max),
-    "10**400": 10**400,
-    "-10**400": -(10**400),
-    "datetime": np.array(["2024-01-01"], dtype="datetime64[D]"),
-}
-
-
-@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
-def test_garbage_never_raises(check: Callable[..., object], capsys: pytest.CaptureFixture[str]) -> None:
-    problems = []
-    for label, answer in GARBAGE.items():
-        try:
-            with np.errstate(all="ignore"):
-                verdict, out = run(check, answer, capsys)
-        except Exception as err:  # the finding: a check must never raise on an answer
-            problems.append(f"{label}: raised {type(err).__name__}: {err}")
-            continue
-        if not isinstance(verdict, Verdict) or verdict or marks_of(out) != "❌":
-            problems.append(f"{label}: returned {verdict!r}, printed {out!r}")
-    assert not problems, "\n".join(problems)
-
-
-def test_checks_keep_their_name_and_docstring() -> None:
-    for check in CHECKS:
-        assert check.__name__.startswith("check_")
-        assert check.__doc__ and check.__doc__.strip(), f"{check.__name__} has no docstring"
-
-
-def test_checks_do_not_change_the_exercise_data() -> None:
-    before = (nb06.EX_T, nb06.EX_LENGTHS, nb06.EX_T_PAD, nb06.EX_SCORES.copy(), nb06.EX_KEEP.copy(),
-              nb06.EX_TARGET, nb06.EX_TARGET_TWINS)
-    for check in CHECKS:
-        check(None)
-        check(np.zeros((5, 5)))
-    assert (nb06.EX_T, nb06.EX_LENGTHS, nb06.EX_T_PAD) == before[:3]
-    np.testing.assert_array_equal(nb06.EX_SCORES, before[3])  # exact
-    np.testing.assert_array_equal(nb06.EX_KEEP, before[4])
-    assert (nb06.EX_TARGET, nb06.EX_TARGET_TWINS) == before[5:]
+# unanswered, garbage, names, the exercise data unchanged: tests/test_checks_every_lesson.py (every lesson's)
 
 
 # ------------------------------------------------------------------------------ the explorer
@@ -344,7 +262,7 @@ def _check_page(ex: MaskExplorer) -> dict:
     """data-state and heatmap cells == the helpers for the reported inputs, through expected."""
     state = state_from_html(ex.readout.value)
     assert state["kind"] == "masks" and "error" not in state
-    want = _masks(state["inputs"])
+    want = expected_masks(state["inputs"])
     np.testing.assert_allclose(ui_expected.number_array(state["weights"]), want.weights, rtol=0, atol=1e-12)
     np.testing.assert_allclose(ui_expected.number_array(state["output"]), want.output, rtol=0, atol=1e-12)
     assert shown_cells(ex) == ui_expected.cell_texts(want.tables)
@@ -412,13 +330,13 @@ def test_hiding_small_to_cat_moves_the_weight_to_it() -> None:
 
 def test_a_row_with_every_key_off_is_refused_in_words() -> None:
     ex = _explorer()
-    good = [v.snapshot() for v in ex._views]
+    good = [v.snapshot() for v in ex.views]
     mask = np.ones((8, 8), bool)
     mask[3] = False  # query "sat" may see nothing
     ex.controls["mask"].set_value(mask)  # the widget path (a click, a preset): nothing raises
     state = state_from_html(ex.readout.value)
     assert "every key masked" in state["error"] and "Refused" in ex.readout.value
-    assert "Traceback" not in ex.readout.value and [v.snapshot() for v in ex._views] == good  # last good view kept
+    assert "Traceback" not in ex.readout.value and [v.snapshot() for v in ex.views] == good  # last good view kept
     assert np.asarray(state["inputs"]["mask"]).sum() == 56
     with pytest.raises(ValueError, match="every key masked"):  # the code path says it too
         ex.set(mask=mask)
@@ -475,12 +393,13 @@ def test_the_grid_and_the_main_heatmap_stay_side_by_side_on_a_projector() -> Non
     assert top.layout.flex_flow == "row wrap"
     controls, right = top.children
     assert controls.layout.flex == "0 0 auto" and ex.controls["mask"].widget in controls.children
-    assert right.children[0] is ex._views[0] and right.children[1] is ex.readout
+    assert right.children[0] is ex.views[0] and right.children[1] is ex.readout
 
 
 # ------------------------------------------------------- a NaN answer: the exp hint only where there is an exp
 
-EXP_CHECKS = {nb06.check_masked_row, nb06.check_cross_weights}  # the exercises that compute an exp (a softmax): only they may ask "did exp overflow?"
+# the exercises that compute an exp (a softmax): only they may ask "did exp overflow?"
+EXP_CHECKS = {nb06.check_masked_row, nb06.check_cross_weights}
 _FIRST_RIGHT = first_right(CASES)
 
 

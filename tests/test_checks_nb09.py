@@ -152,15 +152,6 @@ def test_the_exercise_data_is_what_the_notebook_says() -> None:
     assert not np.allclose(W3[0], W3[1])  # the two heads ask different questions
 
 
-def test_checks_never_raise_on_odd_answers(capsys: pytest.CaptureFixture[str]) -> None:
-    odd = [None, ..., "text", 1j, [1, [2, 3]], np.zeros((0,)), 10**400, float("inf"), float("nan"), True]
-    for check, n in N_ARGS.items():
-        for a in odd:
-            verdict = check(*([a] * n))
-            assert not verdict
-    capsys.readouterr()
-
-
 # =========================================================================== the explorer
 
 
@@ -205,12 +196,12 @@ def test_one_slider_step_changes_the_numbers_and_the_inputs() -> None:
 
 def test_a_refused_state_is_told_in_words() -> None:
     ex = generation_explorer(embeddings(), *two_heads(), 2, TOKENS, step=3)
-    good = [v.snapshot() for v in ex._views]
+    good = [v.snapshot() for v in ex.views]
     ex.controls["step"].max = 9  # a slider that (wrongly) allows a step beyond the tokens
     ex.controls["step"].value = 9
     state = state_from_html(ex.readout.value)
     assert "step must be 1 to 8" in state["error"] and "Refused" in ex.readout.value
-    assert [v.snapshot() for v in ex._views] == good
+    assert [v.snapshot() for v in ex.views] == good
 
 
 def test_explorer_refuses_bad_construction() -> None:
@@ -245,10 +236,10 @@ def test_explorer_keeps_the_dom_contract_of_every_explorer() -> None:
     assert [c for s in sliders for c in classes(s) if c.startswith("attn-slider--")] == ["attn-slider--step"]
     assert any("attn-control--n_kv_heads" in classes(w) for w in ws)
     heatmaps = [w for w in ws if "attn-heatmap" in classes(w)]
-    assert heatmaps == ex._views and all(h.snapshot()["tables"] for h in heatmaps)
+    assert heatmaps == list(ex.views) and all(h.snapshot()["tables"] for h in heatmaps)
     assert [w for w in ws if "attn-readout" in classes(w)] == [ex.readout]
     assert ex.readout.value.count("data-state=") == 1
     figs = ex.figures
-    assert all(isinstance(f, Figure) for f in figs) and len(figs) == len(ex._views)
+    assert all(isinstance(f, Figure) for f in figs) and len(figs) == len(ex.views)
     n_tables = len(shown_cells(ex))
     assert sum(len([a for a in f.axes if a.images]) for f in figs) == n_tables  # one matplotlib axes per table

@@ -15,9 +15,9 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
-from check_table import assert_verdict_and_message, marks_of
+from check_table import assert_verdict_and_message
 
-from helpers.checks import Verdict, nb10
+from helpers.checks import nb10
 from helpers.longcontext import linear_attention_recurrent, window_reach
 
 
@@ -49,7 +49,8 @@ i_, j_ = np.arange(T)[:, None], np.arange(T)[None, :]
 
 EX1 = [
     right("band/loops", nb10.check_band_mask, BAND),
-    right("band/tril-minus-tril", nb10.check_band_mask, np.tril(np.ones((T, T), bool)) & ~np.tril(np.ones((T, T), bool), -W)),
+    right("band/tril-minus-tril", nb10.check_band_mask,
+          np.tril(np.ones((T, T), bool)) & ~np.tril(np.ones((T, T), bool), -W)),
     wrong("band/causal", nb10.check_band_mask, (np.tril(np.ones((T, T), bool)),), "❌", "plain causal mask"),
     wrong("band/w-plus-1", nb10.check_band_mask, ((j_ <= i_) & (j_ >= i_ - W),), "❌", "w + 1 = 4 keys"),
     wrong("band/w-minus-1", nb10.check_band_mask, ((j_ <= i_) & (j_ > i_ - W + 1),), "❌", "w − 1 = 2 keys"),
@@ -107,7 +108,8 @@ EX4 = [
     wrong("bytes/one-head", nb10.check_cache_bytes, (MHA // M["n_heads"], MLA), "❌✅", "that is one head"),
     wrong("bytes/bits", nb10.check_cache_bytes, (MHA * 8, MLA * 8), "❌❌", "these are bits"),
     wrong("bytes/float32", nb10.check_cache_bytes, (MHA * 2, MLA), "❌✅", "float32"),
-    wrong("bytes/no-rope", nb10.check_cache_bytes, (MHA, M["n_layers"] * M["d_c"] * 2), "✅❌", "rotary key is missing"),
+    wrong("bytes/no-rope", nb10.check_cache_bytes, (MHA, M["n_layers"] * M["d_c"] * 2), "✅❌",
+          "rotary key is missing"),
     wrong("bytes/latent-twice", nb10.check_cache_bytes, (MHA, 2 * MLA), "✅❌", "cached once"),
     wrong("bytes/latent-numbers", nb10.check_cache_bytes, (MHA, MLA // 2), "✅❌", "counts numbers"),
     wrong("bytes/latent-per-head", nb10.check_cache_bytes, (MHA, MLA * M["n_heads"]), "✅❌", "shared by all heads"),
@@ -171,29 +173,6 @@ def test_the_recurrent_step_is_what_linear_attention_recurrent_does():
                                rtol=0, atol=1e-14)
 
 
-def _raises(*args: object) -> object:
-    raise RuntimeError("student code blew up")
-
-
-GARBAGE = {
-    "None": None, "Ellipsis": ..., "string": "abc", "bytes": b"\x00", "function": _raises,
-    "ragged list": [[1.0, 2.0], [3.0]], "list of None": [None, None], "dict": {"a": 1}, "object": object(),
-    "empty list": [], "complex": np.ones(2) * 1j, "complex scalar": 1j, "nan": float("nan"),
-    "nan array": np.full(2, np.nan), "inf": float("inf"), "-inf array": np.full(2, -np.inf), "bool": True,
-    "bool array": np.ones(2, dtype=bool), "1e39": 1e39, "10**400": 10**400, "-10**400": -(10**400),
-    "3-D": np.ones((2, 3, 3)),
-}
-
-
-@pytest.mark.parametrize("check", list(N_ARGS), ids=lambda c: c.__name__)
-@pytest.mark.parametrize("junk", list(GARBAGE.values()), ids=list(GARBAGE))
-def test_no_check_raises_on_any_answer(check, junk, capsys):
-    verdict = check(*(junk,) * N_ARGS[check])
-    out = capsys.readouterr().out
-    assert isinstance(verdict, Verdict) and not verdict
-    assert marks_of(out) == "❌" * N_ARGS[check], out
-
-
 # ------------------------------------------------------------------------------ the explorer
 
 
@@ -248,13 +227,6 @@ def test_a_window_slider_step_changes_the_numbers_and_a_bad_value_is_refused(exp
     with pytest.raises(ValueError, match="method must be one of"):
         explorer.set(method="sparse")
     explorer.set(method="sliding window", window=3)
-
-
-def test_checks_keep_their_name_and_docstring() -> None:
-    for name in nb10.__all__:
-        if name.startswith("check_"):
-            func = getattr(nb10, name)
-            assert func.__name__ == name and func.__doc__ and func.__doc__.strip(), name
 
 
 @pytest.mark.parametrize(("kwargs", "error", "words"), [

@@ -52,11 +52,13 @@ def test_each_lesson_has_a_core_path_of_at_most_1200_words(nb: Path):
     core = core_path_words(nb)
     total = sum(words(_text(c)) for c in _cells(nb) if c["cell_type"] == "markdown")
     print(f"{nb.stem}: core path {core} words of markdown, whole notebook {total}")
-    assert 0 < core <= CORE_WORDS_MAX, f"{nb.name}: the core path has {core} words of markdown (at most {CORE_WORDS_MAX})"
+    assert 0 < core <= CORE_WORDS_MAX, (
+        f"{nb.name}: the core path has {core} words of markdown (at most {CORE_WORDS_MAX})")
 
 
 def test_the_word_count_counts_what_it_says(tmp_path):
-    assert words("| a | b |\n|---|---|\n<details><summary>Answer</summary> x1 </details>\n$$\nQ K^T\n$$ 2 × 3") == 6  # a b Answer x1 2 3
+    # a b Answer x1 2 3
+    assert words("| a | b |\n|---|---|\n<details><summary>Answer</summary> x1 </details>\n$$\nQ K^T\n$$ 2 × 3") == 6
     cells = [{"cell_type": "markdown", "source": ["one two\n", "three"]}, {"cell_type": "code", "source": ["a b c d"]},
              {"cell_type": "markdown", "source": [END]}, {"cell_type": "markdown", "source": ["not counted"]}]
     nb = tmp_path / "99-x.ipynb"
@@ -141,7 +143,8 @@ def test_the_hidden_answer_rule_catches_a_visible_output():
     assert unanswered_outputs([md("## 1 · A heading"), code(False)]) == []
 
 
-WEIGHT_MATRICES = re.compile(r"\bweights (?:W_|`W_)|\b(?:W_q|W_k|W_v|W_o)`?,? (?:and `?W_\w`? )?(?:are|as) (?:the )?weights\b")
+WEIGHT_MATRICES = re.compile(r"\bweights (?:W_|`W_)|\b(?:W_q|W_k|W_v|W_o)`?,? (?:and `?W_\w`? )?(?:are|as) (?:the "
+                             r")?weights\b")
 
 
 @pytest.mark.parametrize("nb", sorted((ROOT / "notebooks").rglob("[0-9][0-9]-*.ipynb")), ids=lambda p: p.stem)

@@ -70,7 +70,8 @@ def test_formula_card_is_one_a4_landscape_page_with_text_001s_attention_weights(
     ("call", "error", "message"),
     [
         (lambda: plot_head_split(4, 2, "abc"), TypeError, "wrong must be True or False, got 'abc'"),
-        (lambda: plot_residual_stream([np.eye(2)], None, {"a": slice(0, 2)}, row_labels=["1", "2"], col_labels=["1", "2"]),
+        (lambda: plot_residual_stream([np.eye(2)], None, {"a": slice(0, 2)}, row_labels=["1", "2"],
+                                      col_labels=["1", "2"]),
          TypeError, "titles must be a list of 1 strings (one per stream), got None"),
         (lambda: plot_residual_stream([np.zeros((2, 600))], ["t"], {"a": slice(0, 600)}, row_labels=["1", "2"],
                                       col_labels=[str(k) for k in range(600)]),

@@ -380,7 +380,8 @@ def test_kv_cache_rejects_bad_sizes(kwargs, error, msg):
 
 def test_kv_cache_append_rejects_bad_shapes_and_dtypes():
     cache = KVCache(2, 3)
-    with pytest.raises(ValueError, match=r"k has shape \(3, 1, 3\) but this cache holds n_kv_heads = 2 heads of d_head = 3"):
+    with pytest.raises(ValueError,
+                       match=r"k has shape \(3, 1, 3\) but this cache holds n_kv_heads = 2 heads of d_head = 3"):
         cache.append(np.zeros((3, 1, 3)), np.zeros((2, 1, 3)))
     with pytest.raises(ValueError, match=r"v has shape \(2, 1, 4\) but this cache holds"):
         cache.append(np.zeros((2, 1, 3)), np.zeros((2, 1, 4)))
@@ -515,7 +516,8 @@ def test_decode_step_takes_weight_matrices_as_lists_and_integers():
     a = decode_step(X[0], cache_a, W_q.tolist(), W_k.tolist(), W_v.tolist(), 4, 2)
     b = decode_step(X[0], cache_b, W_q, W_k, W_v, 4, 2)
     np.testing.assert_array_equal(a[0], b[0])
-    out, _ = decode_step([1, 0, 2], KVCache(2, 2), np.ones((3, 8), int), np.ones((3, 4), int), np.ones((3, 4), int), 4, 2)
+    out, _ = decode_step([1, 0, 2], KVCache(2, 2), np.ones((3, 8), int), np.ones((3, 4), int), np.ones((3, 4), int), 4,
+                         2)
     assert out.dtype == np.float64
 
 

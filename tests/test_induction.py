@@ -11,10 +11,10 @@ probe, at least 0.5 of the row. Numeric checks state their tolerance; "exact" me
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pytest
+from support import rx
 
 from helpers.backward import numerical_gradient
 from helpers.induction import (
@@ -38,11 +38,6 @@ from helpers.induction import (
 
 T, N = 11, 8  # the notebook's size: ^ and 10 letters, letters A..H
 RUN = {"steps": 600, "seed": 0, "lr": 0.01, "snapshot_every": 10}
-
-
-def rx(*parts: str) -> str:
-    """A ``match`` pattern requiring every literal part, in this order."""
-    return "(?s)" + ".*".join(re.escape(p) for p in parts)
 
 
 @pytest.fixture(scope="module")
@@ -270,7 +265,8 @@ def test_the_residual_stream_figure():
     feats = [*"ABCDEFGH^", *(str(p) for p in range(1, T + 1)), *"ABCDEFGH", *"ABCDEFGH"]
     prev = stream_holds(f.x1, blocks(T, N)["previous"], row_labels=tok, col_labels=feats)
     assert prev.startswith("F₃ holds A, C₄ holds F, ") and prev.endswith("F₁₁ holds A (the other rows empty)")
-    assert stream_holds(f.x0, blocks(T, N)["output"], row_labels=tok, col_labels=feats) == "empty (every value below 0.01)"
+    assert stream_holds(f.x0, blocks(T, N)["output"], row_labels=tok,
+                        col_labels=feats) == "empty (every value below 0.01)"
     with pytest.raises(ValueError, match="block must be a slice of the stream's 36 features"):
         stream_holds(f.x0, slice(30, 40), row_labels=tok, col_labels=feats)
     with pytest.raises(ValueError, match="consecutive slices covering the 36 features"):

@@ -65,7 +65,7 @@ def tables(view: HeatmapView) -> list[dict]:
 
 def shown_cells(ex: Explorer) -> list[list[str]]:
     """The cell texts of every heatmap table of the explorer, in page order."""
-    return [t for v in ex._views for t in v.cell_texts()]
+    return [t for v in ex.views for t in v.cell_texts()]
 
 
 def _check_numbers(ex: Explorer) -> dict:
@@ -184,23 +184,23 @@ def test_view_sizes_are_in_em_and_presentation_enlarges():
     wide = X.no_weights_explorer(S.embeddings(), S.TOKENS, min=0, max=2, step=0.5)  # 6 columns of sliders, 8 keys
     presentation(True)
     try:
-        assert 1.0 < wide._views[0].size < 1.6  # enlarged, but only as far as fits beside 6 columns of sliders
+        assert 1.0 < wide.views[0].size < 1.6  # enlarged, but only as far as fits beside 6 columns of sliders
         assert not wide.controls["X"].sliders[0, 0].readout and wide.controls["X"].sliders[0, 0].layout.width == "72px"
     finally:
         presentation(False)
-    assert wide._views[0].size == 1.0
+    assert wide.views[0].size == 1.0
     assert wide.controls["X"].sliders[0, 0].readout and wide.controls["X"].sliders[0, 0].layout.width == "130px"
     ex = X.widget_check()
     presentation(True)
     try:
-        assert ex._views[0].size == 1.6 and "attn-present" in _classes(ex.widget)
+        assert ex.views[0].size == 1.6 and "attn-present" in _classes(ex.widget)
     finally:
         presentation(False)
-    assert ex._views[0].size == 1.0 and "attn-present" not in _classes(ex.widget)
+    assert ex.views[0].size == 1.0 and "attn-present" not in _classes(ex.widget)
     with pytest.raises(TypeError, match="on must be True or False"):
         presentation("yes")
     with pytest.raises(ValueError, match="size must be a number of em"):
-        ex._views[0].set_size(0)
+        ex.views[0].set_size(0)
 
 
 @pytest.mark.parametrize(
@@ -298,7 +298,8 @@ def test_texts_are_sent_as_text_and_shown_as_text():
         ({"value": 0, "min": 3, "max": 0}, ValueError,
          r"min of the slider 's' must be at most max, got min=3 and max=0 \(are they swapped\?\)"),
         ({"value": 0, "min": 0, "max": 3, "step": 0}, ValueError, "step of the slider 's' must be > 0, got 0"),
-        ({"value": 0, "min": 0, "max": 3, "step": 5}, ValueError, "step of the slider 's' must be at most max - min = 3"),
+        ({"value": 0, "min": 0, "max": 3, "step": 5}, ValueError,
+         "step of the slider 's' must be at most max - min = 3"),
         ({"value": 0, "min": "0", "max": 3}, TypeError, "min of the slider 's' must be a number, got '0'"),
         ({"value": 0, "min": 0, "max": float("inf")}, ValueError, "max of the slider 's' must be a finite number"),
         ({"value": "a", "min": 0, "max": 3}, TypeError, "value of the slider 's' must be a finite number"),
@@ -377,14 +378,14 @@ def test_presentation_applies_to_explorers_built_later_and_to_a_refused_state():
     presentation(True)
     try:
         ex = _Tiny()
-        assert "attn-present" in _classes(ex.widget) and ex._views[0].size == 1.6
+        assert "attn-present" in _classes(ex.widget) and ex.views[0].size == 1.6
         assert ex.widget.children[0].layout.flex_flow == "row nowrap"
     finally:
         presentation(False)
     ex.controls["s"].value = 2.5  # refused
     presentation(True)
     try:
-        assert ex._views[0].size == 1.6  # the last good state, enlarged
+        assert ex.views[0].size == 1.6  # the last good state, enlarged
     finally:
         presentation(False)
     from helpers import explorer as explorer_module
@@ -397,11 +398,11 @@ def test_presentation_applies_to_explorers_built_later_and_to_a_refused_state():
 def test_a_refused_state_is_told_in_words_and_the_view_keeps_the_last_good_state():
     ex = _Tiny()
     ex.controls["s"].value = 1.0
-    good = ex._views[0].snapshot()
+    good = ex.views[0].snapshot()
     ex.controls["s"].value = 2.5  # the widget path: no exception reaches the browser
     state = state_from_html(ex.readout.value)
     assert state["error"] == "s = 2.5 is too large for this example"
-    assert "Refused" in ex.readout.value and ex._views[0].snapshot() == good
+    assert "Refused" in ex.readout.value and ex.views[0].snapshot() == good
     with pytest.raises(ValueError, match="too large"):  # the code path says it too
         ex.set(s=3.0)
     ex.set(s=-1.0)
@@ -410,13 +411,13 @@ def test_a_refused_state_is_told_in_words_and_the_view_keeps_the_last_good_state
 
 def test_widgets_are_built_once_and_only_their_values_change():
     ex = X.qkv_explorer(E.T001_X, E.T001_WQ, E.T001_WK, E.T001_WV)
-    views, widgets = list(ex._views), {id(w) for w in _walk(ex.widget)}
+    views, widgets = list(ex.views), {id(w) for w in _walk(ex.widget)}
     before = [v.snapshot() for v in views]
     figs = list(plt.get_fignums())
     for k in range(12):
         ex.controls["W_q"].sliders[k % 4, k % 3].value = (k % 5) - 2
         _check_numbers(ex)  # the heatmaps and the data-state follow every single event
-    assert ex._views == views and {id(w) for w in _walk(ex.widget)} == widgets
+    assert list(ex.views) == views and {id(w) for w in _walk(ex.widget)} == widgets
     assert [v.snapshot() for v in views] != before
     assert plt.get_fignums() == figs  # no pyplot figure per event
 
@@ -433,13 +434,13 @@ def test_every_explorer_keeps_the_dom_contract_and_shows_the_helpers_numbers(kin
     assert all(any(c.startswith("attn-slider--") for c in _classes(s)) for s in sliders)
     assert all(any(c.startswith("attn-toggle--") for c in _classes(t)) for t in toggles)
     heatmaps = [w for w in ws if "attn-heatmap" in _classes(w)]
-    assert heatmaps == ex._views and all(tables(h) for h in heatmaps)
+    assert heatmaps == list(ex.views) and all(tables(h) for h in heatmaps)
     assert [w for w in ws if "attn-readout" in _classes(w)] == [ex.readout]
     assert ex.readout.value.count("data-state=") == 1
     _check_numbers(ex)
     figs = ex.figures
-    assert all(isinstance(f, Figure) for f in figs) and len(figs) == len(ex._views)
-    n_panels = sum(len(tables(v)) for v in ex._views)
+    assert all(isinstance(f, Figure) for f in figs) and len(figs) == len(ex.views)
+    n_panels = sum(len(tables(v)) for v in ex.views)
     assert sum(len([a for a in f.axes if a.images]) for f in figs) == n_panels  # one matplotlib axes per table
 
 
@@ -532,7 +533,7 @@ def test_overflow_explorer_naive_turns_nan_past_the_threshold_and_prints_nothing
         ex.set(dtype="float16", magnitude=3.0)
         _check_numbers(ex)
     assert capsys.readouterr() == ("", "")
-    naive_table = tables(ex._views[0])[1]
+    naive_table = tables(ex.views[0])[1]
     nan = naive_table["text"].index("nan")
     assert naive_table["color"][nan] == -1  # the hatched grey cell
 
@@ -542,22 +543,22 @@ def test_multihead_explorer_heads_are_divisors_and_a_slider_moves_only_its_head(
     assert list(ex.controls["heads"].options) == [1, 2, 4]
     ex.set(heads=2)
     before = ex.weights.copy()
-    assert before.shape == (2, 3, 3) and len(tables(ex._views[0])) == 2
+    assert before.shape == (2, 3, 3) and len(tables(ex.views[0])) == 2
     ex.controls["W_q"].sliders[0, 2].value = 1.5  # column 3 (from 1): head 2 of 2
     assert ex.state()["inputs"]["W_q"][0][2] == 1.5
     np.testing.assert_array_equal(ex.weights[0], before[0])  # head 1 untouched
     assert not np.allclose(ex.weights[1], before[1])
     _check_numbers(ex)
     ex.set(heads=4)
-    assert ex.weights.shape == (4, 3, 3) and len(tables(ex._views[0])) == 4
+    assert ex.weights.shape == (4, 3, 3) and len(tables(ex.views[0])) == 4
     _check_numbers(ex)
 
 
 def test_widget_check_slider_changes_the_heatmap_and_the_number():
     ex = X.widget_check()
-    before = ex._views[0].snapshot()
+    before = ex.views[0].snapshot()
     ex.controls["score"].value = 2.0
-    assert ex._views[0].snapshot() != before
+    assert ex.views[0].snapshot() != before
     np.testing.assert_allclose(ex.weights, [[1 / (1 + math.e**2), 1 / (1 + math.e**-2)]], rtol=1e-12)
     assert shown_cells(ex) == [["0.119", "0.881"]]
     _check_numbers(ex)
@@ -620,9 +621,9 @@ class _Wire:
 
     def __init__(self, ex: Explorer) -> None:
         self.ex, self.sent = ex, []
-        self.state = {v._key: v.snapshot() for v in ex._views}  # what browser views opened now start from
+        self.state = {v._key: v.snapshot() for v in ex.views}  # what browser views opened now start from
         self.readout = ex.readout.value
-        for w in [*ex._views, ex.readout]:
+        for w in [*ex.views, ex.readout]:
             original = w.comm.send
 
             def send(data=None, metadata=None, buffers=None, w=w, original=original):
@@ -660,7 +661,7 @@ def _only_numbers_and_texts(x: object) -> bool:
 
 def test_a_slider_move_sends_one_message_with_only_the_changed_cells_as_texts_and_colour_rows():
     ex = X.multihead_explorer(E.T001_X, 4, seed=0, n_heads=2)
-    view = ex._views[0]
+    view = ex.views[0]
     wire = _Wire(ex)
     before = view.snapshot()
     ex.controls["W_q"].sliders[0, 2].value = 1.5  # column 3: head 2 of 2 only
@@ -687,7 +688,7 @@ def test_a_slider_move_sends_one_message_with_only_the_changed_cells_as_texts_an
 
 def test_nothing_is_sent_when_nothing_shown_changes_and_a_new_layout_is_sent_whole():
     ex = X.multihead_explorer(E.T001_X, 4, seed=0, n_heads=2)
-    view = ex._views[0]
+    view = ex.views[0]
     wire = _Wire(ex)
     ex.update()  # the same state again
     assert wire.take() == [] and view.sent == 0 and ex.readout.sent == 0
@@ -790,7 +791,8 @@ def test_the_message_types_are_written_the_same_in_python_and_in_the_es_module()
     """The TypedDicts of helpers.liveview.messages and the JSDoc @typedef of heatmap.js name the same fields."""
     js = re.sub(r"\n\s*\*", " ", _ESM)  # a typedef continued on the next comment line
     typedefs = {name: body for body, name in re.findall(r"@typedef \{\{(.*?)\}\} (\w+)", js)}
-    for name in ("Lut", "WeightsColorBar", "OwnColorBar", "Table", "ViewState", "CellsMessage", "ViewMessage", "ReadoutMessage"):
+    for name in ("Lut", "WeightsColorBar", "OwnColorBar", "Table", "ViewState", "CellsMessage", "ViewMessage",
+                 "ReadoutMessage"):
         fields = set(re.findall(r"(?:^|,)\s*(\w+)\??:", typedefs[name]))
         assert fields == set(getattr(M, name).__annotations__), f"{name}: heatmap.js and messages.py differ"
     assert "ReadoutMessage" in READOUT_JS.read_text() and "messages.py" in READOUT_JS.read_text()
@@ -818,7 +820,7 @@ def test_the_browser_replaying_the_messages_shows_what_show_returns(kind):
                 w.value = w.max if w.value != w.max else w.min
             moved += 1
             wire.take()
-            for view, shown in zip(ex._views, ex._shown.views, strict=True):
+            for view, shown in zip(ex.views, ex._shown.views, strict=True):
                 got = {k: v for k, v in wire.state[view._key].items() if k != "rev"}
                 want = view_payload(shown)
                 assert got == want, f"{kind}: after a change the browser's state differs from the View"
@@ -870,7 +872,8 @@ def test_a_moving_scale_sends_the_bars_new_ticks_and_only_a_new_bar_is_a_new_lay
     assert [b["tables"] for b in view.snapshot()["color_bars"]] == [[0], [1]]
     rev = view.snapshot()["rev"]
     msg = view.show(P.View([panel([[0, 1, 4]]), panel([[0, 1, 2]])]), send=False)  # the first scale moved: 0..4
-    assert msg["type"] == "attn-cells" and msg["color_bars"] == [[0, "value (own scale)", [[0, "0"], [50, "2"], [100, "4"]]]]
+    assert msg["type"] == "attn-cells" and msg["color_bars"] == [[0, "value (own scale)",
+                                                                  [[0, "0"], [50, "2"], [100, "4"]]]]
     assert view.snapshot()["color_bars"][0]["ticks"] == [[0, "0"], [50, "2"], [100, "4"]]
     same = view.show(P.View([panel([[0, 1, 4]]), panel([[0, 1, 2]])]), send=False)
     assert same is None  # nothing moved: nothing sent

@@ -283,7 +283,8 @@ def test_float32_stays_float32():
 
 rng0 = np.random.default_rng(1)
 X5 = rng0.normal(size=(5, 4))
-WQ, WDKV, WUK, WUV = rng0.normal(size=(4, 6)), rng0.normal(size=(4, 2)), rng0.normal(size=(2, 6)), rng0.normal(size=(2, 6))
+WQ, WDKV, WUK, WUV = rng0.normal(size=(4, 6)), rng0.normal(size=(4, 2)), rng0.normal(size=(2, 6)), rng0.normal(size=(2,
+                                                                                                                     6))
 Q6, K6, V6 = (rng0.normal(size=(6, 3)) for _ in range(3))
 
 BAD = [

@@ -10,15 +10,14 @@ deterministic, time is not: nothing here is timed). Every tolerance is stated be
 from __future__ import annotations
 
 import math
-import re
 import tracemalloc
-import warnings
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from support import rx
 
 from helpers.attention import (
     causal_mask,
@@ -40,23 +39,9 @@ TOL64 = {"rtol": 1e-12, "atol": 1e-12}
 TOL32 = {"rtol": 1e-5, "atol": 1e-6}
 
 
-def rx(*parts: str) -> str:
-    """A ``match`` pattern requiring every literal part, in this order."""
-    return "(?s)" + ".*".join(re.escape(p) for p in parts)
-
-
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(20240607)
-
-
-@pytest.fixture
-def strict_fp():
-    """Every warning is an error, under numpy's default error handling (underflow is silent)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        with np.errstate(divide="warn", over="warn", invalid="warn", under="ignore"):
-            yield
 
 
 def floats(lo: float, hi: float) -> st.SearchStrategy[float]:

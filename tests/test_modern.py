@@ -71,7 +71,8 @@ def test_a_fully_masked_row_gives_all_weight_to_the_sink_and_without_a_sink_it_i
 
 
 @pytest.mark.parametrize(("sink", "err", "match"), [
-    (np.zeros(3), ValueError, r"sink_logit has shape \(3,\), which does not broadcast to scores.shape\[:-1\] = \(2, 4\)"),
+    (np.zeros(3), ValueError, r"sink_logit has shape \(3,\), which does not broadcast to scores.shape\[:-1\] = \(2, "
+                              r"4\)"),
     (np.nan, ValueError, "sink_logit must be finite or -inf"),
     (np.inf, ValueError, "sink_logit must be finite or -inf"),
     ("big", TypeError, "sink_logit must be a real number"),
@@ -248,12 +249,14 @@ def test_streaming_mask_is_its_definition():
     np.testing.assert_array_equal(streaming_mask(T, w, 0), sliding_window_mask(T, w))
 
 
-@pytest.mark.parametrize(("window", "sinks", "n_kv"), [(3, 2, 2), (4, 0, 1), (2, 5, 2), (5, 1, 1), (1, 1, 2), (3, 20, 1)])
+@pytest.mark.parametrize(("window", "sinks", "n_kv"),
+                         [(3, 2, 2), (4, 0, 1), (2, 5, 2), (5, 1, 1), (1, 1, 2), (3, 20, 1)])
 def test_decoding_with_a_sink_cache_is_attention_under_the_streaming_mask(window, sinks, n_kv):
     rng = np.random.default_rng(window * 10 + sinks)
     T, h, d_head = 14, 2, 3
     X = rng.normal(size=(T, 5))
-    W_q, W_k, W_v = rng.normal(size=(5, h * d_head)), rng.normal(size=(5, n_kv * d_head)), rng.normal(size=(5, n_kv * d_head))
+    W_q = rng.normal(size=(5, h * d_head))
+    W_k, W_v = rng.normal(size=(5, n_kv * d_head)), rng.normal(size=(5, n_kv * d_head))
     cache = KVCache(n_kv, d_head, window=window, sinks=sinks)
     outs = []
     for t in range(T):

@@ -118,7 +118,8 @@ def test_color_bars_and_stops_refuse_bad_input_naming_the_argument():
     (bar,) = P.color_bars(P.View([_values((0.0, 1.0))]))
     assert bar.stops(2) == [0, P.colormap_lut().shape[0] - 1]  # the two ends of the colormap
     for n in (1, 0, 2.5, True):
-        with pytest.raises(ValueError, match=re.escape(f"n must be an integer of at least 2 (both ends of the bar), got {n}")):
+        with pytest.raises(ValueError,
+                           match=re.escape(f"n must be an integer of at least 2 (both ends of the bar), got {n}")):
             bar.stops(n)
 
 
@@ -133,5 +134,6 @@ def test_a_bar_under_fewer_than_3_columns_is_ticked_at_its_ends_only():
     (narrow,) = P.color_bars(P.View([_values((0.0, 2.0), cols=2)]))
     assert narrow.ticks == ((0.0, "0"), (2.0, "2.000"))  # "1.000" between them would collide in 2 cells
     fixed = {"vmin": 0.0, "vmax": 2.0}
-    (shared,) = P.color_bars(P.View([_values((0.0, 2.0), "K1", cols=2, **fixed), _values((0.0, 2.0), "K2", cols=2, **fixed)]))
+    (shared,
+     ) = P.color_bars(P.View([_values((0.0, 2.0), "K1", cols=2, **fixed), _values((0.0, 2.0), "K2", cols=2, **fixed)]))
     assert shared.panels == (0, 1) and shared.ticks == ((0.0, "0"), (1.0, "1.000"), (2.0, "2.000"))

@@ -10,13 +10,13 @@ argument. Numeric checks state their tolerance; "exact" means bit-for-bit equali
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from support import rx
 
 from helpers.attention import self_attention
 from helpers.positions import (
@@ -28,11 +28,6 @@ from helpers.positions import (
 )
 
 SETTINGS = settings(max_examples=50, deadline=None, derandomize=True, database=None)
-
-
-def rx(*parts: str) -> str:
-    """A ``match`` pattern requiring every literal part, in this order."""
-    return "(?s)" + ".*".join(re.escape(p) for p in parts)
 
 
 def floats(lo: float, hi: float) -> st.SearchStrategy[float]:
@@ -445,7 +440,8 @@ def test_rotary_overflow_is_refused_not_inf():
         (lambda: learned_positions(4, 10**12, np.random.default_rng(0)), ["(T, d_model) = (4, 1,000,000,000,000)"]),
         (lambda: onehot_positions(10**12), ["the (T, T) = (1,000,000,000,000, 1,000,000,000,000) one-hot table",
                                             "limit of 1 GiB", "lower T"]),
-        (lambda: onehot_positions(11_586), ["(T, T) = (11,586, 11,586)", "1,073,883,168 bytes"]),  # 11,585² × 8 <= 2**30
+        (lambda: onehot_positions(11_586), ["(T, T) = (11,586, 11,586)", "1,073,883,168 bytes"]),
+        # 11,585² × 8 <= 2**30
     ],
 )
 def test_tables_above_1_GiB_are_refused_in_words_not_a_MemoryError(make, parts):

@@ -36,7 +36,8 @@ def _conda_requirements() -> dict[str, str]:
         if line.startswith("dependencies:"):
             in_deps = True
             continue
-        m = re.match(r"^  - ([^\s#:]+)\s*$", line) or re.match(r"^      - ([A-Za-z][^\s#]*)\s*$", line) if in_deps else None
+        m = re.match(r"^  - ([^\s#:]+)\s*$", line) or re.match(r"^      - ([A-Za-z][^\s#]*)\s*$",
+                                                               line) if in_deps else None
         if m:
             name, bound = _requirement(m.group(1))
             if name not in {"python", "pip"}:
@@ -110,5 +111,6 @@ def test_notebook_is_committed_executed_in_order_and_clean(nb: Path):
     assert "ModuleNotFoundError" in first and "pip install -e ." in first, (
         "the first code cell says what to do when the kernel cannot import helpers")
     for c in code:
-        assert "# NBVAL_IGNORE_OUTPUT" not in "".join(c["source"]), "a comment marker a reader would see: run make notebooks"
+        assert "# NBVAL_IGNORE_OUTPUT" not in "".join(c["source"]), (
+            "a comment marker a reader would see: run make notebooks")
     assert nb.stat().st_size < 2_000_000, f"{nb.name} is {nb.stat().st_size / 1e6:.1f} MB"

@@ -9,10 +9,10 @@ tolerance; "exact" means bit-for-bit equality.
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pytest
+from support import rx
 
 from helpers.backward import numerical_gradient
 from helpers.training import (
@@ -36,11 +36,6 @@ from helpers.training import (
 RUN = {"steps": 300, "seed": 0, "lr": 0.05, "batch_size": 32, "T": 6, "n_vocab": 8, "d_k": 8, "d_v": 8}
 ACCURACY = 0.99  # token accuracy a trained layer must reach
 MASS = 0.9  # weight on the right key, in every row of the probe's attention weights
-
-
-def rx(*parts: str) -> str:
-    """A ``match`` pattern requiring every literal part, in this order."""
-    return "(?s)" + ".*".join(re.escape(p) for p in parts)
 
 
 @pytest.fixture(scope="module")

@@ -8,17 +8,12 @@ from __future__ import annotations
 
 import ast
 import math
-import re
 
 import numpy as np
 import pytest
+from support import rx
 
 from helpers import validate as V
-
-
-def rx(*parts: str) -> str:
-    """A ``match`` pattern requiring every literal part, in this order."""
-    return "(?s)" + ".*".join(re.escape(p) for p in parts)
 
 
 def test_check_int_returns_an_int_within_its_bounds():
@@ -131,8 +126,10 @@ def test_refuse_large_and_byte_size():
 
 def test_validate_imports_only_the_standard_library_and_numpy():
     tree = ast.parse(open(V.__file__, encoding="utf-8").read())
-    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-    imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node,
+                                                                                  ast.Import) for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node,
+                                                                                    ast.ImportFrom) and node.module}
     assert imported == {"__future__", "collections", "math", "numbers", "numpy"}
 
 

@@ -10,9 +10,11 @@ right and shows nothing more in a notebook (the printed line is the feedback). I
 raises on a wrong or missing answer, so a notebook with unsolved exercises still runs top
 to bottom. Decorate each public check with ``@exercise_check`` to get that return type.
 
-A new lesson NN's exercise checks go into ``helpers/checks/nbNN.py``, built on the engine here. These
-judge a student's answers; the argument checks of the helpers' own functions (which raise) are in
-``helpers.validate``.
+A new lesson NN's exercise checks go into ``helpers/checks/nbNN.py``, built on the engine here, and
+nothing else in this package changes: ``lessons()`` finds every ``nbNN`` module on disk (the tests run
+their generic checks over each public ``check_...`` of each one) and the notebook imports its checks
+from its module (``from helpers.checks.nb05 import check_rotary``). These judge a student's answers;
+the argument checks of the helpers' own functions (which raise) are in ``helpers.validate``.
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Mapping
+from types import ModuleType
 
 import numpy as np
 
+from helpers import lesson_modules
 from helpers.validate import as_numeric  # the package's one check of numeric arrays
 
 __all__ = [
@@ -36,6 +40,7 @@ __all__ = [
     "input_array",
     "Verdict",
     "NOT_ANSWERED",
+    "lessons",
 ]
 
 NOT_ANSWERED = "Not answered yet"
@@ -55,6 +60,11 @@ class Verdict:
 
     def _ipython_display_(self) -> None:
         """Show nothing under a notebook cell: the ✅/❌ line printed by the check is the feedback."""
+
+
+def lessons() -> tuple[ModuleType, ...]:
+    """Every lesson's module of checks (``helpers.checks.nb01`` ...), found on disk and imported, in lesson order."""
+    return lesson_modules(__name__)
 
 
 def exercise_check(func: Callable[..., object]) -> Callable[..., Verdict]:
@@ -241,13 +251,15 @@ def check_mask(answer: object, right: np.ndarray, *, name: str, mistakes: Mappin
         return verdict(False, name, f"{NOT_ANSWERED}. {hint}")
     got = _as_array(answer)
     if got is None:
-        return verdict(False, name, f"expected a boolean array (True = may attend), got {type(answer).__name__}. {hint}")
+        return verdict(False, name,
+                       f"expected a boolean array (True = may attend), got {type(answer).__name__}. {hint}")
     numbers = got.dtype != bool
     if numbers:
         finite = np.isfinite(got)
         additive = np.where(right, 0.0, -np.inf)  # the same mask as 0 / -inf, to add to the scores
         if got.shape == right.shape and np.array_equal(got, additive):
-            return verdict(False, name, "this is the additive form (0 where allowed, -inf where hidden), which is added "
+            return verdict(False, name,
+                           "this is the additive form (0 where allowed, -inf where hidden), which is added "
                         "to the scores; here give the boolean mask itself: True = may attend.")
         if not (finite.all() and np.isin(got, (0, 1)).all()):
             return verdict(False, name, f"a mask holds True/False (or 0/1), but yours holds other numbers. {hint}")
@@ -266,5 +278,6 @@ def check_mask(answer: object, right: np.ndarray, *, name: str, mistakes: Mappin
     if got.shape != right.shape:
         return verdict(False, name, f"your mask has shape {got.shape}, expected {right.shape}. {hint}")
     where = tuple(int(i) for i in np.argwhere(got != right)[0])
-    return verdict(False, name, f"the entry at index {where} is {bool(got[where])}, expected {bool(right[where])}.{tail} "
+    return verdict(False, name,
+                   f"the entry at index {where} is {bool(got[where])}, expected {bool(right[where])}.{tail} "
                 f"{hint}")

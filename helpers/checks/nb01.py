@@ -79,7 +79,8 @@ def _shape_verdict(answer: object, name: str, by_shape: dict[tuple, str]) -> Ver
 
 _SCORES_HINT = "Hint: which product of X with itself compares tokens (rows) with tokens? And what is d here?"
 _WEIGHTS_HINT = "Hint: which axis of the scores holds the keys? Each query's attention weights must add up to 1."
-_OUTPUT_HINT = "Hint: each output row is a weighted average of the rows of X; which matrix product does that for all rows?"
+_OUTPUT_HINT = ("Hint: each output row is a weighted average of the rows of X; which matrix product does that for "
+                "all rows?")
 
 
 @exercise_check

@@ -92,7 +92,8 @@ def check_qkv(Q: object, K: object, V: object) -> Verdict:
         mistakes[f"this is {w_name} X: multiply the other way round, X {w_name} (tokens are rows)."] = W @ EX_X
         mistakes[f"this is X {w_name}ᵀ: use {w_name} as it is, shape (d_in, d_out)."] = EX_X @ W.T
         mistakes[f"this is X itself: {name} is X projected by {w_name}."] = EX_X
-        hint = f"Hint: tokens are the rows of EX_X. Which weight matrix makes {name}, and on which side of it does EX_X go?"
+        hint = (f"Hint: tokens are the rows of EX_X. Which weight matrix makes {name}, and on which side of it does "
+                "EX_X go?")
         ok &= bool(check_array(answer, p[name], name=f"Exercise 1, {name}", mistakes=mistakes, hint=hint))
     return bool(ok)
 
@@ -125,7 +126,8 @@ def check_weights(answer: object) -> Verdict:
     w, d_k, root = p["weights"], p["d_k"], p["root"]
     mistakes = {
         "softmax ran over the queries (axis 0): each column sums to 1, but each ROW must (axis=-1).": w["axis0"],
-        f"these attention weights come from unscaled scores: divide Q Kᵀ by √d_k = {root:g} before softmax.": w["unscaled"],
+        f"these attention weights come from unscaled scores: divide Q Kᵀ by √d_k = {root:g} before softmax.":
+            w["unscaled"],
         f"you divided the scores by d_k = {d_k}; divide by √d_k = {root:g}.": w["by_dk"],
         "these come from Q @ K (K not transposed); the scores are Q @ K.T.": w["no_transpose"],
         "one softmax over all 16 entries: the whole matrix sums to 1, but each row must (axis=-1).": w["whole_matrix"],
@@ -157,7 +159,8 @@ def check_output_query2(answer: object) -> Verdict:
             return False
     mistakes = {
         "you weighted X instead of V: the output mixes the values, weights[1] @ V.": w["right"][i] @ X,
-        "the attention weights came from softmax over the queries (axis 0); softmax over the keys (axis=-1).": out["axis0"][i],
+        "the attention weights came from softmax over the queries (axis 0); softmax over the keys (axis=-1).":
+            out["axis0"][i],
         "the attention weights came from unscaled scores: divide Q Kᵀ by √d_k before softmax.": out["unscaled"][i],
         "the scores were divided by d_k; divide by √d_k.": out["by_dk"][i],
         "the scores came from Q @ K (K not transposed); use Q @ K.T.": out["no_transpose"][i],

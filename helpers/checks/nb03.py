@@ -149,7 +149,8 @@ def check_largest_safe_x(answer: object, dtype: object = np.float32) -> Verdict:
                             f"next {dt} up ({steps} step(s) below the limit). Step up with np.nextafter.")
     underflow = "that is where exp(x) underflows to 0, not where it overflows."
     mistakes = [
-        ("that is the largest float itself, not the largest x whose exp is finite: take its natural log.", float(fi.max)),
+        ("that is the largest float itself, not the largest x whose exp is finite: take its natural log.",
+         float(fi.max)),
         ("np.log10 is the base-10 log; exp needs the natural log np.log.", float(np.log10(np.float64(fi.max)))),
         ("that is where exp(x) drops below the smallest normal number (becomes subnormal), not where it overflows.",
          limits.min_normal),
@@ -190,6 +191,7 @@ def check_logsumexp(answer: object) -> Verdict:
             "this is the logsumexp of the scores [2, 4, 4] before the factor 250: use LSE_ROW.":
                 logsumexp(examples.T001_SCORES_QUERY1),
         },
-        hint="Hint: which factor e^c can you take out of the sum so that no exponent is positive? (the deep dive on log-sum-exp)",
+        hint="Hint: which factor e^c can you take out of the sum so that no exponent is positive? (the deep dive on "
+             "log-sum-exp)",
         exp=True,
     )

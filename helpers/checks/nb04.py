@@ -152,7 +152,8 @@ def check_output_projection(answer: object, heads: object, W_o: object) -> Verdi
     if W_o.shape[0] != h * d_head:
         raise ValueError(f"W_o has shape {W_o.shape} but the {h} heads of width {d_head} need {h * d_head} rows")
     expected = merge_heads(heads) @ W_o  # (T, h * d_head) @ (h * d_head, d_out) -> (T, d_out)
-    blocks = W_o.reshape(h, d_head, -1)  # (h * d_head, d_out) -> (h, d_head, d_out) row block i = W_o[i*d_head:(i+1)*d_head]
+    # (h * d_head, d_out) -> (h, d_head, d_out) row block i = W_o[i*d_head:(i+1)*d_head]
+    blocks = W_o.reshape(h, d_head, -1)
     interleaved = np.stack([W_o[i::h] for i in range(h)])  # (h, d_head, d_out) rows i, i+h, ... (wrong)
     mistakes = {
         "this is the mean over the heads; W_o adds the heads' contributions, so sum them (no division "

@@ -147,7 +147,8 @@ def check_absorbed_query(answer: object) -> Verdict:
 
 @exercise_check
 def check_cache_bytes(mha: object, mla: object) -> Verdict:
-    """Exercise 4: bytes per token of EX_MODEL's multi-head key/value cache and of its latent cache, 2 bytes a number."""
+    """Exercise 4: bytes per token of EX_MODEL's multi-head key/value cache and of its latent cache, 2 bytes a
+    number."""
     m = EX_MODEL
     L, h, d, d_c, d_r = m["n_layers"], m["n_heads"], m["d_head"], m["d_c"], m["d_rope"]
     right_mha = float(kv_cache_bytes(L, h, d, 1))
@@ -181,7 +182,8 @@ def check_cache_bytes(mha: object, mla: object) -> Verdict:
 
 @exercise_check
 def check_recurrent_step(S_new: object, z_new: object, out: object) -> Verdict:
-    """Exercise 5: S + φ(k)ᵀ v (d_k, d_v; rows, so an outer product), z + φ(k) (d_k,), φ(q) S_new / φ(q)·z_new (d_v,)."""
+    """Exercise 5: S + φ(k)ᵀ v (d_k, d_v; rows, so an outer product), z + φ(k) (d_k,), φ(q) S_new / φ(q)·z_new
+    (d_v,)."""
     fq, fk = elu_plus_one(EX_Q), elu_plus_one(EX_K)  # (d_k,) each
     right_S = EX_S + np.outer(fk, EX_V)  # (d_k, d_v)
     right_z = EX_Z + fk  # (d_k,)

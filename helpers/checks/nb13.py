@@ -64,6 +64,8 @@ def _pairs(answer: object) -> list[tuple[int, int]] | None:
     out = []
     try:
         for pair in answer:
+            if isinstance(pair, (str, bytes)):  # b"\x00\x01" unpacks to the integers 0 and 1: not a pair
+                return None
             i, j = pair
             if any(isinstance(v, bool) or not isinstance(v, numbers.Integral) for v in (i, j)):
                 return None

@@ -67,7 +67,8 @@ EX_BETA = 0.5
 
 @exercise_check
 def check_sink_row(answer: object) -> Verdict:
-    """Exercise 1: exp(s_j) / (exp(sink) + Σ exp(s)) for the row EX_SCORES and the sink logit EX_SINK: T_k = 3 weights."""
+    """Exercise 1: exp(s_j) / (exp(sink) + Σ exp(s)) for the row EX_SCORES and the sink logit EX_SINK: T_k = 3
+    weights."""
     s, sink = EX_SCORES, EX_SINK
     right = softmax_with_sink(s, sink)  # (3,)
     with_sink = softmax(np.append(s, sink))  # (4,) the sink's own weight kept

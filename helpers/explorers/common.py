@@ -31,7 +31,7 @@ class Registered:
     demo: Callable[[], Explorer]
 
 
-REGISTRY: dict[str, Registered] = {}  # kind -> Registered, in lesson order (the package imports nb00 ... nb11)
+REGISTRY: dict[str, Registered] = {}  # kind -> Registered, in lesson order (the package imports every nbNN in order)
 
 
 def register(demo: Callable[[], Explorer]) -> Callable[[type[Explorer]], type[Explorer]]:

@@ -37,9 +37,11 @@ class PositionsExplorer(Explorer):
         self.W = {n: check_matrix(m, n).astype(float) for n, m in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v))}
         single_head_attention(self.X, *self.W.values())  # checks every shape, naming the argument
         if self.W["W_q"].shape[1] % 2:
-            raise ValueError(f"W_q has shape {self.W['W_q'].shape}: rotary turns pairs of features, so d_k must be even")
+            raise ValueError(f"W_q has shape {self.W['W_q'].shape}: rotary turns pairs of features, so d_k must be "
+                             "even")
         T, d = self.X.shape
-        self.tokens, self.seed, self.max_shift = check_tokens(token_labels, T), check_int(seed, "seed", minimum=0), check_int(max_shift, "max_shift", minimum=1)
+        self.tokens = check_tokens(token_labels, T)
+        self.seed, self.max_shift = check_int(seed, "seed", minimum=0), check_int(max_shift, "max_shift", minimum=1)
         if self.max_shift > 10_000:  # one slider position per shift, and a (T + max_shift, d_model) table
             raise ValueError(f"max_shift must be at most 10,000 (the slider's range of shifts), got {max_shift:,}")
         if focus is not None and focus not in self.tokens:
@@ -72,7 +74,8 @@ class PositionsExplorer(Explorer):
                      f"<b>{w[f, j]:.4f}</b>")
         inputs = {"X": self.X, **self.W, "positions": positions, "encoding": encoding, "shift": shift,
                   "max_shift": self.max_shift, "seed": self.seed, "p": p, "P": P}
-        title = f"attention weights ({encoding}, p = {shift}…{shift + T - 1})" if positions else "attention weights (no positions)"
+        title = (f"attention weights ({encoding}, p = {shift}…{shift + T - 1})" if positions
+                 else "attention weights (no positions)")
         panel = Panel(w, title, self.tokens, self.tokens)
         return Shown(View([panel]), inputs=inputs, weights=w, output=out, note=note)
 

@@ -57,7 +57,8 @@ class MaskExplorer(Explorer):
         t = self.tokens
         main = Panel(w, "attention weights with the mask", t, t)
         below = [Panel(self._w_all, "the same head, no mask", t, t),
-                 Panel(out, "output = attention weights · V", t, [str(j + 1) for j in range(out.shape[1])], kind="values")]
+                 Panel(out, "output = attention weights · V", t, [str(j + 1) for j in range(out.shape[1])],
+                       kind="values")]
         note = (f"{int((~mask).sum())} of {mask.size} query–key pairs hidden; each row is renormalised over "
                 "the keys it still sees, so it still sums to 1")
         return Shown([View([main]), View(below)], inputs={"X": self.X, **self.W, "mask": mask},

@@ -29,7 +29,8 @@ class TrainingExplorer(Explorer):
     def __init__(self, task: str = "reverse", step: int = 0, *, steps: int = 300, seed: int = 0,
                  lr: float = 0.05, snapshot_every: int = 5) -> None:
         if not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in (step, steps, snapshot_every)):
-            raise TypeError(f"step, steps and snapshot_every must be integers, got {step!r}, {steps!r}, {snapshot_every!r}")
+            raise TypeError(f"step, steps and snapshot_every must be integers, got {step!r}, {steps!r}, "
+                            f"{snapshot_every!r}")
         if steps < 1 or snapshot_every < 1 or steps % snapshot_every or not 0 <= step <= steps:
             raise ValueError(f"steps ({steps}) must be a positive multiple of snapshot_every ({snapshot_every}), "
                              f"and step ({step}) lie from 0 to steps")
@@ -44,7 +45,8 @@ class TrainingExplorer(Explorer):
     def show(self, step: int, task: str) -> Shown:
         every = self.config["snapshot_every"]
         if step % every:
-            raise ValueError(f"step must be a multiple of {every} (a snapshot is stored every {every} steps), got {step}")
+            raise ValueError(f"step must be a multiple of {every} (a snapshot is stored every {every} steps), got "
+                             f"{step}")
         run = self.runs[task]
         snap = run.snapshots[step // every]  # (step, weights (T, T), loss, accuracy)
         panel = Panel(snap.weights, f"{task}: attention weights at step {snap.step}", self.tokens, self.tokens)

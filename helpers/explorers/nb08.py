@@ -62,7 +62,8 @@ class TilesExplorer(Explorer):
         grew = [html.escape(r[i]) for i in np.flatnonzero(s["rescale"][:, 0] < 1)]
         note = ("First block: nothing was summed before, so the rescale factor is 0." if block == 1 else
                 f"The running max grew in row{'s' * (len(grew) > 1)} {', '.join(grew)}: the old ℓ and acc there "
-                "were multiplied by e^(m_old − m) &lt; 1." if grew else "No running max grew: every rescale factor is 1.")
+                "were multiplied by e^(m_old − m) &lt; 1." if grew
+                else "No running max grew: every rescale factor is 1.")
         if block == n:
             note += (" <b>All keys seen: the output equals the full softmax output</b> "
                      f"(max |difference| {float(np.abs(s['output'] - self.full).max()):.1e}).")

@@ -31,7 +31,8 @@ class GenerationExplorer(Explorer):
     """
 
     kind = "generation"
-    about = "a step slider generates the sentence token by token: the cached keys and values grow a row, the new query's attention weights per head"
+    about = ("a step slider generates the sentence token by token: the cached keys and values grow a row, the new "
+             "query's attention weights per head")
 
     def __init__(self, X: object, W_q: object, W_k: object, W_v: object, n_heads: int,
                  token_labels: Sequence[str] | None = None, *, step: int | None = None,
@@ -49,11 +50,13 @@ class GenerationExplorer(Explorer):
         self.options = [g for g in range(self.n_heads, 0, -1) if self.n_heads % g == 0]  # h first: multi-head
         n_kv_heads = self.n_heads if n_kv_heads is None else n_kv_heads
         if n_kv_heads not in self.options:
-            raise ValueError(f"n_kv_heads must divide n_heads = {self.n_heads}: one of {self.options}, got {n_kv_heads!r}")
+            raise ValueError(f"n_kv_heads must divide n_heads = {self.n_heads}: one of {self.options}, got "
+                             f"{n_kv_heads!r}")
         step = T if step is None else check_int(step, "step", minimum=1)
         if step > T:
             raise ValueError(f"step must be 1 to {T} (X has {T} tokens), got {step}")
-        self.kv = {g: (mean_pool_kv_heads(self.W["W_k"], self.n_heads, g), mean_pool_kv_heads(self.W["W_v"], self.n_heads, g))
+        self.kv = {g: (mean_pool_kv_heads(self.W["W_k"], self.n_heads, g),
+                       mean_pool_kv_heads(self.W["W_v"], self.n_heads, g))
                    for g in self.options}  # (d_in, g·d_head) each: W_k and W_v of every choice, built once
         self.ranges = {}  # one colour scale per matrix over every step and choice: frames stay comparable
         for name, i in (("K", 0), ("V", 1)):

@@ -54,7 +54,8 @@ class InductionExplorer(Explorer):
     def show(self, step: int, layer: str) -> Shown:
         every = self.config["snapshot_every"]
         if step % every:
-            raise ValueError(f"step must be a multiple of {every} (a snapshot is stored every {every} steps), got {step}")
+            raise ValueError(f"step must be a multiple of {every} (a snapshot is stored every {every} steps), got "
+                             f"{step}")
         if layer not in self.LAYERS:
             raise ValueError(f"layer must be one of {list(self.LAYERS)}, got {layer!r}")
         snap = self.result.snapshots[step // every]

@@ -161,7 +161,8 @@ class LanguageModelExplorer(Explorer):
                 + "".join(f"<br>{html.escape(n)}" for n in notes))
         inputs = {"prompt": prompt, "temperature": float(temperature), "top_k": int(top_k), "step": int(step),
                   "n_new": self.n_new, "seed": self.seed, "window": self.window}
-        return Shown([View([dist]), *(View([panel]) for panel in panels)], inputs=inputs, weights=rows, output=p[top], note=note,
+        return Shown([View([dist]), *(View([panel]) for panel in panels)], inputs=inputs, weights=rows, output=p[top],
+                     note=note,
                      extra={"tokens": tr.tokens, "n_prompt": T0, "top": top})
 
 

@@ -102,16 +102,19 @@ class DeltaRuleExplorer(Explorer):
         )
 
     def show(self, n: int, beta: float, alpha: float) -> Shown:
-        K, V, latest = recall_task(n, self.d_k, self.d_v, np.random.default_rng(self.seed))  # (n, d_k), (n, d_v), (d_k,)
+        # (n, d_k), (n, d_v), (d_k,)
+        K, V, latest = recall_task(n, self.d_k, self.d_v, np.random.default_rng(self.seed))
         lin = recall_readout(K, V, "linear", beta, alpha)  # (d_k, d_v)
         delta = recall_readout(K, V, "delta", beta, alpha)  # (d_k, d_v)
         target = np.where(latest[:, None] >= 0, V[np.maximum(latest, 0)], np.nan)  # (d_k, d_v) nan: never written
         lim = float(np.nanmax(np.abs(np.concatenate([lin, delta, target])))) or 1.0
         rows = [f"key {s + 1}" for s in range(self.d_k)]
         cols = [f"v{j + 1}" for j in range(self.d_v)]
-        panels = [Panel(lin, "linear: S += β v kᵀ", rows, cols, kind="values", xlabel="value entry", ylabel="key read", vmin=-lim, vmax=lim),
-                  Panel(delta, "delta rule: erase, then write", rows, cols, kind="values", xlabel="value entry", ylabel="key read", vmin=-lim, vmax=lim),
-                  Panel(target, "value last written", rows, cols, kind="values", xlabel="value entry", ylabel="key read", vmin=-lim, vmax=lim)]
+        axes = {"kind": "values", "xlabel": "value entry", "ylabel": "key read", "vmin": -lim, "vmax": lim}
+        panels = [Panel(lin, "linear: S += β v kᵀ", rows, cols, **axes),
+                  Panel(delta, "delta rule: erase, then write", rows, cols, **axes),
+                  Panel(target, "value last written", rows, cols, kind="values", xlabel="value entry",
+                        ylabel="key read", vmin=-lim, vmax=lim)]
         acc = {m: recall_accuracy(n, m, beta, alpha, d_k=self.d_k, d_v=self.d_v, seeds=50) for m in ("linear", "delta")}
         writes = np.argmax(K, axis=1) + 1  # (n,) the key of each write, from 1
         note = (f"writes to keys: {' '.join(str(int(s)) for s in writes)}; recalled (nearest value is the latest), "
@@ -157,7 +160,8 @@ class BoundedScoresExplorer(Explorer):
         capped = soft_cap(raw, cap)  # (T, T)
         ws = {"plain": softmax(raw), "QK-norm": softmax(normed), "soft cap": softmax(capped)}  # (T, T) each
         t = self.tokens
-        panels = [Panel(ws["plain"], f"plain, a = 10^{m:.2f}", t, t), Panel(ws["QK-norm"], f"QK-norm, g = {gain:g}", t, t),
+        panels = [Panel(ws["plain"], f"plain, a = 10^{m:.2f}", t, t),
+                  Panel(ws["QK-norm"], f"QK-norm, g = {gain:g}", t, t),
                   Panel(ws["soft cap"], f"soft cap c = {cap:g}", t, t)]
         top = {"plain": np.abs(raw).max(), "QK-norm": np.abs(normed).max(), "soft cap": np.abs(capped).max()}
         bound = qk_norm_score_bound(d, g, g)

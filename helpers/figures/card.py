@@ -48,7 +48,8 @@ def formula_card() -> Figure:
         ("every row of A sums to 1; A[i, j] = how much token i takes from token j", 11, "normal"),
         ("", 6, "normal"),
         ("Words", 12, "bold"),
-        ("attention weights = the softmax output A      weight matrices (parameters) = W_q, W_k, W_v, W_o", 11, "normal"),
+        ("attention weights = the softmax output A      weight matrices (parameters) = W_q, W_k, W_v, W_o",
+         11, "normal"),
         ("scores = Q Kᵀ      scaled scores = Q Kᵀ/√d_k      d_k = width of a query/key vector", 11, "normal"),
     ]
     y = 0.96
@@ -56,7 +57,8 @@ def formula_card() -> Figure:
         fig.text(0.05, y, text, fontsize=size, fontweight=weight, va="top")
         y -= 0.008 + size / 480
     y -= 0.01
-    fig.text(0.05, y, "The three-token example (text 001), d_k = 3, scale 1/√3", fontsize=12, fontweight="bold", va="top")
+    fig.text(0.05, y, "The three-token example (text 001), d_k = 3, scale 1/√3", fontsize=12, fontweight="bold",
+             va="top")
     blocks = [("X", T001_X), ("W_q", T001_WQ), ("W_k", T001_WK), ("W_v", T001_WV), ("Q", Q), ("K", K), ("V", V),
               ("scaled scores", st["scaled"]), ("attention weights A", st["weights"]), ("output = A V", st["output"])]
     x, y0 = 0.05, y - 0.04

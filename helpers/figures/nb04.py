@@ -21,15 +21,18 @@ __all__ = ["plot_head_split", "show_image_patches"]
 
 
 def plot_head_split(d_model: int, n_heads: int, wrong: bool = False, *, T: int = 3, name: str = "X") -> Figure:
-    """Which column of `name` (T, d_model) lands in which head: reshape (T, h, d_head) + transpose, or the wrong (h, T, d_head)."""
+    """Which column of `name` (T, d_model) lands in which head: reshape (T, h, d_head) + transpose, or the wrong (h, T,
+    d_head)."""
     d_model = check_int(d_model, "d_model", minimum=1)
     n_heads = check_int(n_heads, "n_heads", minimum=1)
     T = check_int(T, "T", minimum=1)
     wrong = check_flag(wrong, "wrong")
     if d_model % n_heads:
-        raise ValueError(f"d_model {d_model} is not a multiple of n_heads {n_heads}; each head needs d_model / n_heads columns")
+        raise ValueError(f"d_model {d_model} is not a multiple of n_heads {n_heads}; each head needs d_model / n_heads "
+                         "columns")
     if d_model > 16 or T > 6:
-        raise ValueError(f"plot_head_split draws every cell: use d_model <= 16 and T <= 6, got d_model={d_model}, T={T}")
+        raise ValueError(f"plot_head_split draws every cell: use d_model <= 16 and T <= 6, got d_model={d_model}, "
+                         f"T={T}")
     if not isinstance(name, str):
         raise TypeError(f"name must be a string such as 'X' or 'Q', got {type(name).__name__}")
     d_k = d_model // n_heads
@@ -99,7 +102,8 @@ def show_image_patches(image: object, patch: int) -> Figure:
     edge = mpl.colormaps[CMAP](0.55)
     for k in range(nh * nw):
         r, c = divmod(k, nw)
-        ax_img.add_patch(Rectangle((c * patch - 0.5, r * patch - 0.5), patch, patch, fill=False, edgecolor=edge, lw=2.5))
+        ax_img.add_patch(Rectangle((c * patch - 0.5, r * patch - 0.5), patch, patch, fill=False, edgecolor=edge,
+                                   lw=2.5))
         ax_img.text(c * patch - 0.4, r * patch - 0.4, f"X{k + 1}", ha="left", va="top", fontsize=8,
                     color="white", bbox={"boxstyle": "round,pad=0.15", "facecolor": edge, "linewidth": 0})
     ax_img.set_xticks(range(W))

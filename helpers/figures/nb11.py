@@ -75,7 +75,8 @@ def plot_residual_stream(
     blocks (separated and titled), colour CMAP on the fixed scale 0..1 (values outside it clipped)."""
     if isinstance(streams, np.ndarray) or not isinstance(streams, Sequence) or not streams:
         raise TypeError(f"streams must be a non-empty list of (T, d) matrices, got {type(streams).__name__}")
-    data = [check_matrix(s, f"streams[{k}]", one_row=True, finite=False).astype(np.float64) for k, s in enumerate(streams)]
+    data = [check_matrix(s, f"streams[{k}]", one_row=True,
+                         finite=False).astype(np.float64) for k, s in enumerate(streams)]
     for k, m in enumerate(data):
         refuse_nonfinite(m, f"streams[{k}]", "the residual stream of a working model holds finite numbers")
     shape = data[0].shape

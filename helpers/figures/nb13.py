@@ -38,7 +38,8 @@ def plot_two_copies(labels: Sequence[str], first: object, second: object, *, tit
     return fig
 
 
-def plot_training_log(snapshots: Sequence[Mapping], layer: int, heads: Sequence[int], *, mark: tuple[int, int] | None = None
+def plot_training_log(snapshots: Sequence[Mapping], layer: int, heads: Sequence[int], *,
+                      mark: tuple[int, int] | None = None
                       ) -> Figure:
     """The training log of notebook 12 (its ``snapshots``): the induction score of ``heads`` of ``layer`` (left) and
     the losses on the validation text and on the two copies of repeated random text (right), against the step;

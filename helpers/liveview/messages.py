@@ -149,13 +149,15 @@ def view_payload(view: View) -> ViewPayload:
     for bar in color_bars(view):  # helpers.panels.color_bars: the same bars draw_view draws
         stops = [bg[i] for i in bar.stops()]  # 11 CSS colours: the colormap from lo to hi
         if bar.kind == "weights":  # 0..1, its ticks spread evenly; after the last weights table
-            weights_bar = {"label": bar.label, "stops": stops, "ticks": [t for _, t in bar.ticks], "after": bar.panels[-1]}
+            weights_bar = {"label": bar.label, "stops": stops, "ticks": [t for _, t in bar.ticks],
+                           "after": bar.panels[-1]}
             continue
         span = bar.hi - bar.lo
         bars.append({"label": bar.label, "stops": stops,
                      "ticks": [[round(100 * (v - bar.lo) / span), text] for v, text in bar.ticks],  # [percent, text]
                      "tables": list(bar.panels)})
-    return {"title": view.title, "ncols": view.ncols, "weights_color_bar": weights_bar, "color_bars": bars, "tables": tables}
+    return {"title": view.title, "ncols": view.ncols, "weights_color_bar": weights_bar, "color_bars": bars,
+            "tables": tables}
 
 
 def layout(state: ViewPayload | ViewState) -> tuple | None:
@@ -195,7 +197,9 @@ def patch(state: ViewState, new: ViewPayload) -> CellsMessage | ViewMessage | No
         index = [i for i in range(len(tb)) if ta[i] != tb[i] or ca[i] != cb[i]]
         if index:
             cells.append([k, index, [tb[i] for i in index], [cb[i] for i in index]])
-    bars = [[n, b["label"], b["ticks"]] for n, (a, b) in enumerate(zip(state["color_bars"], new["color_bars"], strict=True))
+    bars = [[n, b["label"], b["ticks"]] for n, (a,
+                                                b) in enumerate(zip(state["color_bars"], new["color_bars"],
+                                                                    strict=True))
             if (a["label"], a["ticks"]) != (b["label"], b["ticks"])]  # the scale moved (an auto-scaled panel)
     title = new["title"] if new["title"] != state["title"] else None
     if not captions and not cells and not bars and not labels and title is None:

@@ -19,10 +19,10 @@ For each notebook (default: every notebook under notebooks/, solutions included;
 add no row; a registered explorer (``helpers.explorers.REGISTRY``) that none shows is named at the end) it
 starts JupyterLab on a
 temporary copy, runs all cells in headless Chromium, then for each ``.attn-explorer`` presses an arrow
-key on the slider ``tests/ui/lab.py:pick_slider`` chooses (12's step slider; 13's head dropdown), ``--moves`` times, waiting ``--gap-ms``
-between presses as a person would. In the page, a capturing ``keydown`` listener stamps
-``performance.now()``; a MutationObserver sees the heatmap tables change; the timestamp of the next
-``requestAnimationFrame`` after the last change (the frame that paints it) is taken. Changes are a
+key on the slider ``tests/ui/lab.py:pick_slider`` chooses (12's step slider; 13's head dropdown),
+``--moves`` times, waiting ``--gap-ms`` between presses as a person would. In the page, a capturing
+``keydown`` listener stamps ``performance.now()``; a MutationObserver sees the heatmap tables change; the
+timestamp of the next ``requestAnimationFrame`` after the last change (the frame that paints it) is taken. Changes are a
 heatmap cell's text, class or colour (in place) or the readout. Latency = that frame time - the key
 press (the readout's data-state must have changed too). The CPU model and the load average are
 printed with the figures (the machine is shared: repeat a run made under load).

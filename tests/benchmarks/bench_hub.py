@@ -92,7 +92,8 @@ class Kernel:
             "kernel": {"name": "python3"}})  # fmt: skip
         r.raise_for_status()
         self.kernel_id = r.json()["kernel"]["id"]
-        ws_url = student.hub.url.replace("http://", "ws://") + f"/user/{student.name}/api/kernels/{self.kernel_id}/channels"
+        ws_url = student.hub.url.replace("http://",
+                                         "ws://") + f"/user/{student.name}/api/kernels/{self.kernel_id}/channels"
         self.ws = websocket.create_connection(ws_url, header=[f"Authorization: token {student.token}"], timeout=120)
         self.session = uuid.uuid4().hex
 
@@ -255,7 +256,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{(statistics.median(lesson_s) if lesson_s else float('nan')):>14.1f} "
           f"{statistics.median(mem_mb):>13.0f} / {max(mem_mb):>6.0f} "
           f"{statistics.median(lat1):>18.1f} / {_pct(lat1, 90):>6.1f} "
-          f"{statistics.median(latn):>8.1f} / {_pct(latn, 90):>6.1f} {statistics.median(latn) / statistics.median(lat1):>5.2f}")
+          f"{statistics.median(latn):>8.1f} / {_pct(latn, 90):>6.1f} "
+          f"{statistics.median(latn) / statistics.median(lat1):>5.2f}")
     print(f"# memory: {len(per_student)} students, {sum(p for p, _ in per_student)} processes, "
           f"{sum(mem_mb):.0f} MB in all (PSS of each student's server and kernel, 02 run); hub and proxy "
           f"{hub_kb / 1024:.0f} MB")

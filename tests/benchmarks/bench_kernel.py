@@ -89,8 +89,8 @@ def bench(name: str, ex, sliders: list, n: int = N_EVENTS) -> dict:
         t1, c1 = time.perf_counter(), time.process_time()
         wall.append((t1 - t0) * 1000)
         cpu.append((c1 - c0) * 1000)
-        ours = {w.comm.comm_id for w in [*ex._views, ex.readout]}  # not the slider's own echo, not the controls
-        views.append(sum(w.sent for w in ex._views))  # JSON of the changed cells (or whole Views)
+        ours = {w.comm.comm_id for w in [*ex.views, ex.readout]}  # not the slider's own echo, not the controls
+        views.append(sum(w.sent for w in ex.views))  # JSON of the changed cells (or whole Views)
         readout.append(len(ex.readout.value.encode()) if ex.readout.value != old else 0)  # its HTML
         wire.append(sum(n for cid, n in _WIRE if cid in ours))
         messages.append(sum(1 for cid, _ in _WIRE if cid in ours))
@@ -157,7 +157,8 @@ def run() -> list[dict]:
 
 
 def regenerate(n: int = 10) -> dict:
-    """12's explorer: a new temperature regenerates 64 characters with the cache (the whole update, as a slider event)."""
+    """12's explorer: a new temperature regenerates 64 characters with the cache (the whole update, as a slider
+    event)."""
     ex = explorers.language_model_explorer("The attention weights of ", n_new=64)
     slider = ex.controls["temperature"]
     wall, cpu = [], []
@@ -204,12 +205,15 @@ def main() -> None:
         print(f"{r['name']:42s} {r['n']:3d} {r['renders'] / r['n']:13.2f} {r['median']:9.2f} {r['p90']:7.2f} "
               f"{r['cpu_median']:7.2f} {r['messages']:4.0f} {r['views']:8.0f} {r['readout']:9.0f} {r['wire']:8.0f} "
               f"{GOAL_MS:5.0f} {flag}")
-    print("# per update (medians): msgs = messages to the browser; cells B = JSON of the heatmaps' changed cells (a whole")
-    print("# View after a change of layout); readout B = its HTML (note and data-state); sent B = the serialized messages")
+    print("# per update (medians): msgs = messages to the browser; cells B = JSON of the heatmaps' changed cells "
+          "(a whole")
+    print("# View after a change of layout); readout B = its HTML (note and data-state); sent B = the serialized "
+          "messages")
     regen = regenerate()
     flag = "ok" if regen["median"] <= REGENERATE_GOAL_MS else "SLOW"
     print(f"# 12 language-model: a new temperature regenerates {regen['chars']} characters with the cache: median "
-          f"{regen['median']:.1f} ms, p90 {regen['p90']:.1f} ms, process CPU {regen['cpu_median']:.1f} ms over {regen['n']} "
+          f"{regen['median']:.1f} ms, p90 {regen['p90']:.1f} ms, process CPU {regen['cpu_median']:.1f} ms over "
+          f"{regen['n']} "
           f"events (goal {REGENERATE_GOAL_MS:g} ms) "
           f"{flag}; the step rows above re-use them")
     heads = head_change()

@@ -5,8 +5,8 @@ characters per second generated with and without the cache.
 
 The training step is issue 26's size: B = 16, T = 128, d_model = 128, 4 heads, 2 layers, d_ff = 512, V = 96,
 float32, forward and backward (``loss_and_grads``), against the same model, the same parameters and the same
-batch in PyTorch eager (``loss.backward()``) with the same number of threads (OPENBLAS_NUM_THREADS, else one per CPU). PyTorch is
-optional: without it, the benchmark says how to install it.
+batch in PyTorch eager (``loss.backward()``) with the same number of threads (OPENBLAS_NUM_THREADS, else
+one per CPU). PyTorch is optional: without it, the benchmark says how to install it.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Fixtures of the hub tests: one class hub for the module (on a course repository of its own), a browser.
 
-These tests are collected only when asked for (tests/conftest.py): `pytest tests/hub` (or a path inside it), or `-m hub`, as
-`make test-hub` does. Without root or without make test-hub's installs they skip with the reason; with
-CI=true they fail instead.
+These tests are collected only when asked for (tests/conftest.py): `pytest tests/hub` (or a path inside
+it), or `-m hub`, as `make test-hub` does. Without root or without make test-hub's installs they skip with the
+reason; with CI=true they fail instead.
 """
 
 from __future__ import annotations

@@ -220,7 +220,8 @@ class Student:
         )  # fmt: skip
         if r.status_code == 302:
             r = self.session.post(f"{self.hub.url}/hub/api/users/{self.name}/tokens", timeout=30,
-                                  json={"note": "tests"}, headers={"X-XSRFToken": self.session.cookies.get("_xsrf")})  # fmt: skip
+                                  json={"note": "tests"},
+                                  headers={"X-XSRFToken": self.session.cookies.get("_xsrf")})  # fmt: skip
             r.raise_for_status()
             self.token = r.json()["token"]
             return 302

@@ -187,7 +187,8 @@ def test_a_new_student_s_first_click_on_the_link_makes_the_copy(hub, page):
         ({"HUB_PORT": "in use"}, "is in use"),
         ({"PATH": "git only", "HUB_PROXY": "absent"}, "npm is missing"),
     ],
-    ids=["no-password", "short-password", "bad-isolation", "none-as-root", "short-teacher-password", "no-course", "port-in-use",
+    ids=["no-password", "short-password", "bad-isolation", "none-as-root", "short-teacher-password", "no-course",
+         "port-in-use",
          "no-npm"],
 )
 def test_a_bad_setting_is_refused_with_its_fix(hub, change, says, tmp_path):

@@ -527,7 +527,8 @@ _JS_WIDGET_OUTPUTS = """() => {
   return out;
 }"""
 
-_JS_HEATMAPS = """() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .attn-heatmap')].map(el => {
+_JS_HEATMAPS = """() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .attn-heatmap')]
+.map(el => {
   const tables = el.querySelectorAll('table.attn-hm');
   return {tables: tables.length, cells: el.querySelectorAll('table.attn-hm td').length};
 })"""

@@ -7,7 +7,8 @@ scrolled to the top; the whole window is saved as ``<out>/presentation-<notebook
 For every notebook (default: the lesson notebook of every registered explorer, ``lab.lesson_notebooks``)
 that has an ``.attn-explorer``,
 it runs all cells in headless Chromium and saves an element screenshot of the output area of its main
-explorer (the one with the most sliders; the first of those) to ``<out>/screenshot-<notebook stem>.png``. Names are stable, so a rerun replaces the files.
+explorer (the one with the most sliders; the first of those) to ``<out>/screenshot-<notebook stem>.png``.
+Names are stable, so a rerun replaces the files.
 Images wider than ``--max-width`` pixels are scaled down (Pillow, Lanczos) to keep them modest.
 """
 

@@ -135,7 +135,7 @@ def _move(control, rng: random.Random) -> None:
 def _record(kind: str) -> dict:
     """The explorer's widgets as the browser first gets them, every message after that, and the final snapshots."""
     ex = EXPLORERS[kind]()
-    widgets = [*ex._views, ex.readout]
+    widgets = [*ex.views, ex.readout]
     run = {"widgets": {w.model_id: {"heatmap": isinstance(w, HeatmapView), "state": copy.deepcopy(w.get_state())}
                        for w in widgets}, "messages": []}
     for w in widgets:
@@ -148,8 +148,8 @@ def _record(kind: str) -> dict:
     rng = random.Random(0)
     for _ in range(MOVES):
         _move(rng.choice(controls), rng)
-    assert len(ex._views) == len(widgets) - 1, f"{kind}: a heatmap was added after the start; record it too"
-    run["snapshots"] = {v.model_id: v.snapshot() for v in ex._views}
+    assert len(ex.views) == len(widgets) - 1, f"{kind}: a heatmap was added after the start; record it too"
+    run["snapshots"] = {v.model_id: v.snapshot() for v in ex.views}
     return run
 
 

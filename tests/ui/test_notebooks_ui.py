@@ -4,8 +4,8 @@ move correctly in both.
 For each client (test ids `lab`, `notebook`) and each lesson under notebooks/ (found by glob; in Notebook 7 the
 lessons of lab.EVERY_CLIENT, one per kind of control, or every lesson with ATTN_UI_ALL=1; not the worked
 solutions: they are the lessons' code with the blanks filled and no explorer, run under strict nbval by make test;
-running them here again cost about 2 minutes of CI), in headless Chromium: Edit > Clear Outputs of All Cells, Run > Run All Cells, wait for the
-kernel, then
+running them here again cost about 2 minutes of CI), in headless Chromium: Edit > Clear Outputs of All Cells,
+Run > Run All Cells, wait for the kernel, then
 - no error output, every widget rendered as a widget (not as text), every heatmap shows its tables;
 - for each `.attn-explorer`: press an arrow key on a slider handle; the numbers printed in the heatmap
   tables change and equal what helpers.attention computes for the state the readout reports (its
@@ -216,7 +216,8 @@ _JS_VISIBLE = """root => {
   const main = root.querySelector('.attn-heatmap table.attn-hm');
   const controls = [...root.querySelectorAll('.attn-slider, .attn-control, .attn-toggle')]
     .filter(el => el.offsetParent !== null);  // not those on a hidden tab
-  const out = controls.filter(el => !inside(el)).map(el => el.className.match(/attn-(slider|control|toggle)--\\S+/)?.[0]);
+  const out = controls.filter(el => !inside(el))
+    .map(el => el.className.match(/attn-(slider|control|toggle)--\\S+/)?.[0]);
   return {main: inside(main), mainRect: JSON.stringify(main.getBoundingClientRect()), outside: out,
           n: controls.length, big: main.closest('.attn-view').style.fontSize};
 }"""

@@ -272,7 +272,8 @@ def test_no_code_is_shown(shown):
     notebook, page = shown
     code_cells = page.locator(".jp-CodeCell")
     assert code_cells.count() == len(_cells(notebook, "code")), (
-        f"{notebook.name}: Voilà shows {code_cells.count()} code cells, the notebook has {len(_cells(notebook, 'code'))}"
+        f"{notebook.name}: Voilà shows {code_cells.count()} code cells, the notebook has "
+        f"{len(_cells(notebook, 'code'))}"
     )
     editors = page.locator(
         ".jp-CodeCell .jp-InputArea, .jp-InputArea-editor, .jp-CodeMirrorEditor, .cm-editor"
@@ -291,7 +292,8 @@ def test_the_prose_and_figures_are_shown(shown):
     notebook, page = shown
     markdown = _cells(notebook, "markdown")
     assert page.locator(".jp-MarkdownCell .jp-RenderedMarkdown").count() == len(markdown), (
-        f"{notebook.name}: {page.locator('.jp-MarkdownCell').count()} prose cells shown, the notebook has {len(markdown)}"
+        f"{notebook.name}: {page.locator('.jp-MarkdownCell').count()} prose cells shown, the notebook has "
+        f"{len(markdown)}"
     )
     headings = [
         line.lstrip("#").strip() for src in markdown for line in src.splitlines() if line.startswith("#")
@@ -398,7 +400,8 @@ def test_answers_stay_closed_until_clicked(shown):
     summary.scroll_into_view_if_needed()
     summary.click()
     first = page.evaluate(_JS_ANSWERS)[0]
-    assert first["open"] and first["visible"] == first["outputs"], f"{notebook.name}: a click did not show the answer: {first}"
+    assert first["open"] and first["visible"] == first["outputs"], (
+        f"{notebook.name}: a click did not show the answer: {first}")
     summary.click()  # closed again, for the tests after this one
 
 
@@ -409,7 +412,8 @@ def test_axe_finds_nothing_in_the_classroom_view(shown):
     """WCAG 2.1 A and AA, by axe-core: every control named, every figure described, contrast, structure."""
     notebook, page = shown
     found = lab.axe(page)
-    assert not found, f"{notebook.name} in the classroom view, axe-core: {lab.axe_counts(found)}\n" + lab.axe_report(found)
+    assert not found, (f"{notebook.name} in the classroom view, axe-core: {lab.axe_counts(found)}\n"
+                       + lab.axe_report(found))
 
 
 # Defined after the tests that use `shown`, so that it sees every request they caused.
