@@ -58,7 +58,8 @@ def qkv_attention(X, W_q, W_k, W_v, *, q=None, k=None, v=None, divisor=None, axi
 
 MISTAKES = {
     "W_q/W_k swapped": (lambda X, Wq, Wk, Wv: qkv_attention(X, Wq, Wk, Wv, q=X @ Wk, k=X @ Wq), "W_q and W_k swapped"),
-    "K Q^T": (lambda X, Wq, Wk, Wv: sm((X @ Wk) @ (X @ Wq).T / np.sqrt(Wq.shape[1])) @ (X @ Wv), "K Qᵀ instead of Q Kᵀ"),
+    "K Q^T": (lambda X, Wq, Wk, Wv: sm((X @ Wk) @ (X @ Wq).T / np.sqrt(Wq.shape[1])) @ (X @ Wv),
+              "K Qᵀ instead of Q Kᵀ"),
     "K not transposed": (lambda X, Wq, Wk, Wv: qkv_attention(X, Wq, Wk, Wv, transpose=False), "K is not transposed"),
     "not scaled": (lambda X, Wq, Wk, Wv: qkv_attention(X, Wq, Wk, Wv, divisor=1.0), "not scaled"),
     "by d_k": (lambda X, Wq, Wk, Wv: qkv_attention(X, Wq, Wk, Wv, divisor=Wq.shape[1]),

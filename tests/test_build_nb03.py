@@ -53,9 +53,11 @@ def test_the_new_cases_are_hard():
     assert np.abs(labels["scores of ±1e4"]).max() == 1e4
     masked = labels["rows holding -inf beside scores of ±1e4"]
     assert np.isneginf(masked).any(axis=-1).all() and np.isfinite(masked).any(axis=-1).all()
-    assert labels["four axes, shape (2, 1, 2, 3), with -inf"].ndim == 4 and labels["one row of shape (4,), no leading axis"].ndim == 1
+    assert labels["four axes, shape (2, 1, 2, 3), with -inf"].ndim == 4
+    assert labels["one row of shape (4,), no leading axis"].ndim == 1
     with np.errstate(all="ignore"):
-        for label in ("scores of ±1e4", "rows holding -inf beside scores of ±1e4", "four axes, shape (2, 1, 2, 3), with -inf",
+        for label in ("scores of ±1e4", "rows holding -inf beside scores of ±1e4",
+                      "four axes, shape (2, 1, 2, 3), with -inf",
                       "one row of shape (4,), no leading axis"):
             x = labels[label]
             assert np.isnan(np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)).any(), label

@@ -80,7 +80,8 @@ def slip(**kw):
 
 
 MISTAKES = {
-    "bare reshape": (slip(split="bare", merge="bare"), "bare reshape, Q.reshape(n_heads, T, d_head), with no transpose"),
+    "bare reshape": (slip(split="bare", merge="bare"),
+                     "bare reshape, Q.reshape(n_heads, T, d_head), with no transpose"),
     "no transpose": (slip(split="no transpose", merge="bare"), "the first two axes were never swapped"),
     "merge without transpose": (slip(merge="bare"), "merged by a bare reshape"),
     "reversed heads": (slip(merge="reversed"), "concatenated in the wrong order"),

@@ -188,7 +188,8 @@ def test_one_block_serves_the_full_pass_and_the_cached_steps():
     full, fwd = forward_unchecked(SMALL, params, tokens, keep=True)  # (1, 6, V)
     caches = new_caches(SMALL)
     steps = [forward_unchecked(SMALL, params, tokens[:, :3], keep=True, caches=caches)]  # the prompt at once
-    steps += [forward_unchecked(SMALL, params, tokens[:, t:t + 1], keep=True, caches=caches, start=t) for t in range(3, 6)]
+    steps += [forward_unchecked(SMALL, params, tokens[:, t:t + 1], keep=True, caches=caches, start=t)
+              for t in range(3, 6)]
     cached = np.concatenate([logits for logits, _ in steps], axis=1)  # (1, 6, V)
     np.testing.assert_allclose(cached, full, rtol=0, atol=1e-12 * np.abs(full).max())
     for layer in range(SMALL.n_layers):

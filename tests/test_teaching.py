@@ -31,7 +31,8 @@ def lessons_of(heading: str) -> list[str]:
 def printed(lesson: str) -> str:
     """Every text output stored in the lesson's notebook and its worked solutions."""
     texts = []
-    for path in sorted(NOTEBOOKS.glob(f"{lesson}-*.ipynb")) + sorted((NOTEBOOKS / "solutions").glob(f"{lesson}-*.ipynb")):
+    lessons = sorted(NOTEBOOKS.glob(f"{lesson}-*.ipynb")) + sorted((NOTEBOOKS / "solutions").glob(f"{lesson}-*.ipynb"))
+    for path in lessons:
         for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
             for out in cell.get("outputs", []):
                 texts.append("".join(out.get("text", "")))

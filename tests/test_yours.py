@@ -113,7 +113,8 @@ def readout_words(ex) -> str:
 
 
 @pytest.mark.parametrize("make, right, args, spec", [
-    (qkv, self_attention, lambda ex: (ex.X, *(ex.values()[n] for n in ("W_q", "W_k", "W_v"))), nb02.SPEC_SELF_ATTENTION),
+    (qkv, self_attention, lambda ex: (ex.X, *(ex.values()[n] for n in ("W_q", "W_k", "W_v"))),
+     nb02.SPEC_SELF_ATTENTION),
     (masks, causal_attention, lambda ex: project_qkv(ex.X, *ex.W.values()), nb06.SPEC_CAUSAL_ATTENTION),
 ])
 def test_a_right_function_is_said_right_and_no_cell_is_marked(make, right, args, spec):
@@ -234,19 +235,19 @@ def test_the_marks_travel_in_the_one_message_of_an_update_and_the_browser_state_
     """Replaying what the widgets send, as the browser applies it: the yours view's marks follow each move."""
     ex = qkv(self_attention)
     sent = []
-    readout, key = ex.readout, ex._views[1]._key
+    readout, key = ex.readout, ex.views[1]._key
     original = readout.comm.send
     readout.comm.send = lambda data=None, metadata=None, buffers=None: (sent.append(copy.deepcopy(data)),
                                                                          original(data=data, metadata=metadata,
                                                                                   buffers=buffers))
-    state = ex._views[1].snapshot()
+    state = ex.views[1].snapshot()
     for W_v in (E.T001_WV - 1, E.T001_WV):  # each a slider move: their function is right, nothing marked
         ex.set(W_v=W_v)
     ex.yours = self_attention_one_cell  # another function: redrawn at once, its cell marked
     for data in sent:
         assert data["method"] == "custom"
         state = M.apply(state, copy.deepcopy(data["content"]["views"][key]))
-    assert state == ex._views[1].snapshot()
+    assert state == ex.views[1].snapshot()
     assert state["tables"][1]["mark"] == [0, 0, 0, 1, 0, 0, 0, 0, 0]  # cell (1, 0) of (3, 3)
     assert sent[-1]["content"]["views"][key]["cells"][0][4] == [1]  # the fifth item: the marks of the cells sent
 
@@ -329,7 +330,7 @@ def test_every_lessons_reference_passes_and_a_stub_is_not_answered_yet(kind):
     ex.yours = spec.reference  # another function: redrawn at once
     assert ex.yours_verdict.startswith(f"✅ your {spec.name}") and not yours_view(ex)[0].panels[1].marked.any()
     demo = X.REGISTRY[kind].demo()
-    assert len(ex._views) == len(demo._views) + 1  # one View more: theirs beside the reference's
+    assert len(ex.views) == len(demo.views) + 1  # one View more: theirs beside the reference's
     others = ex._shown.views[:1] + ex._shown.views[2:]  # the explorer's own Views: as without yours=
     assert [view_payload(v) for v in others] == [view_payload(v) for v in demo._shown.views]
     state = state_from_html(ex.readout.value)

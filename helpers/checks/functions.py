@@ -26,7 +26,8 @@ import numpy as np
 
 from helpers.checks import NOT_ANSWERED, Verdict, verdict
 
-__all__ = ["Case", "Spec", "Outcome", "call_student", "explain", "check_function", "first_difference", "reference_outputs"]
+__all__ = ["Case", "Spec", "Outcome", "call_student", "explain", "check_function", "first_difference",
+           "reference_outputs"]
 
 
 @dataclass(frozen=True)
@@ -237,7 +238,8 @@ def explain(fn: object, spec: Spec, args: tuple) -> Outcome:
     value = tuple(got) if spec.outputs else got[0]
     for g, w, label in zip(got, want, spec.outputs or ("your output",), strict=True):
         if g.shape != w.shape:
-            named = _named_mistake(spec, args, got, tol)  # a mistake of another shape (e.g. the weights, not the output)
+            # a mistake of another shape (e.g. the weights, not the output)
+            named = _named_mistake(spec, args, got, tol)
             if named is not None:
                 return Outcome(value if g.size else None, named)
             flip = " (the transpose of the right shape: which axis holds the tokens?)" if g.shape == w.shape[::-1] \

@@ -819,7 +819,8 @@ def _explain_generate(fn: object, case: Case) -> str | None:
                  "the next token was picked from the FIRST position's logits; it is the argmax of the last "
                  "position's (logits[-1]).": lambda: _first_row_generate(config, p, prompt, n_new)}
         for sentence, slip in _GENERATE_CACHE_MISTAKES.items():
-            found[sentence] = (lambda slip=slip: _cached_generate(config, p, prompt, n_new, slip)) if n_new > 1 else None
+            found[sentence] = ((lambda slip=slip: _cached_generate(config, p, prompt, n_new, slip)) if n_new > 1
+                               else None)
         for sentence, slips in _GENERATE_MODEL_MISTAKES.items():
             found[sentence] = lambda slips=frozenset(slips): _slipped_generate(config, p, prompt, n_new, slips)
         return found

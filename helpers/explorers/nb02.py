@@ -24,7 +24,8 @@ class QKVExplorer(Explorer):
 
     kind = "qkv"
     about = "sliders on W_q, W_k and W_v; the attention weights and every step of softmax(Q Kᵀ/√d_k) V"
-    yours_spec_name = "helpers.checks.nb02:SPEC_SELF_ATTENTION"  # yours=: the student's self_attention(X, W_q, W_k, W_v)
+    # yours=: the student's self_attention(X, W_q, W_k, W_v)
+    yours_spec_name = "helpers.checks.nb02:SPEC_SELF_ATTENTION"
 
     def __init__(self, X: object, W_q: object, W_k: object, W_v: object, token_labels: Sequence[str] | None = None,
                  *, scaled: bool = True, min: float | None = None, max: float | None = None,

@@ -59,7 +59,8 @@ class MultiheadExplorer(Explorer):
         heads.add_class("attn-slider")
         heads.add_class("attn-slider--heads")
         # yours=: the student's function also takes W_o, which no slider moves; a fixed one from its own generator
-        self.W_o = np.round(xavier_normal(self.d_model, self.d_model, np.random.default_rng([seed, 4])), 2)  # (d_model, d_model)
+        # (d_model, d_model)
+        self.W_o = np.round(xavier_normal(self.d_model, self.d_model, np.random.default_rng([seed, 4])), 2)
         super().__init__(heads=heads, **Ws, yours=yours)
 
     def yours_args(self, values: dict) -> tuple:  # multi_head_attention(X, W_q, W_k, W_v, W_o, n_heads)

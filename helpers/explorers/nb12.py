@@ -49,11 +49,13 @@ class LanguageModelExplorer(Explorer):
     kind = "language-model"
     about = ("a prompt box, temperature and top-k sliders and a step slider: the small language model's text, its "
              "next-character distribution and each head's attention row of the newest character")
-    yours_spec_name = "helpers.checks.nb15:explain_gpt_forward"  # yours=: the student's gpt_forward(config, params, tokens)
+    # yours=: the student's gpt_forward(config, params, tokens)
+    yours_spec_name = "helpers.checks.nb15:explain_gpt_forward"
     yours_unit = "logit"
 
     def __init__(self, prompt: str = "The attention weights of ", *, temperature: float = 0.8, top_k: int | None = None,
-                 step: int | None = None, n_new: int = 64, seed: int = 0, window: int = 32, yours: object = None) -> None:
+                 step: int | None = None, n_new: int = 64, seed: int = 0, window: int = 32,
+                 yours: object = None) -> None:
         self.config, self.params, self.tokenizer = _model64()
         V = self.config.vocab_size
         self.n_new = check_int(n_new, "n_new", minimum=1, maximum=self.config.context - 1)

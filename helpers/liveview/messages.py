@@ -59,7 +59,8 @@ class Table(TypedDict):
     rows: list[str]  # (R,)
     text: list[str]  # (R*C,) row by row
     color: list[int]  # (R*C,) rows of the Lut, -1 = NaN/±inf (a hatched grey cell)
-    mark: NotRequired[list[int]]  # (R*C,) 1 = an outlined cell (Panel.marked: differs from the reference); only if marked
+    # (R*C,) 1 = an outlined cell (Panel.marked: differs from the reference); only if marked
+    mark: NotRequired[list[int]]
 
 
 class ViewPayload(TypedDict):
