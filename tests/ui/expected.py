@@ -120,6 +120,20 @@ def _positions(inp: dict) -> Expected:
     return Expected(w, out, [w])
 
 
+def _rates(inp: dict) -> Expected:
+    """07: a rate measured by nudging: each part's value at the point, nudged by ε, (f(x + ε) − f(x))/ε, the rule's."""
+    from helpers.rates import FUNCTIONS
+
+    s, eps = float(inp["s"]), float(inp["eps"])  # eps is the menu's text, e.g. "0.01"
+    rows = []
+    for part in FUNCTIONS[inp["function"]]:
+        x = part.at(s)  # s, or u = e^s for a chain's outer part
+        at, nudged = part.f(x), part.f(x + eps)
+        rows.append([at, nudged, (nudged - at) / eps] + ([part.rule(s)] if inp["rule"] else []))
+    table = np.array(rows)  # (parts, 3 or 4)
+    return Expected(table, None, [table])
+
+
 _TRAIN_ARGS = ("steps", "seed", "lr", "snapshot_every", "batch_size", "T", "n_vocab", "d_k", "d_v", "n_eval")
 
 
@@ -376,6 +390,7 @@ KINDS: dict[str, Callable[[dict], Expected]] = {
     "multihead": _multihead,
     "widget-check": _softmax_row,
     "positions": _positions,
+    "rates": _rates,
     "training": _training,
     "induction": _induction,
     "masks": _masks,
