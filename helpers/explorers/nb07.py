@@ -45,7 +45,7 @@ def _svg(name: str, s: float, eps: float, rate: float, slope: float, rule: bool)
     say = (f"The curve of {name} from s = {lo:g} to {hi:g}; at s = {s:g} its {tangent} (dashed) and the line "
            f"through the point nudged by ε = {eps:g} (solid, slope {rate:.4g}).")
     return (
-        f'<svg role="img" aria-label="{html.escape(say)}" viewBox="0 0 {_W} {_H}" width="20em" height="12.5em" '
+        f'<svg role="img" aria-label="{html.escape(say)}" viewBox="0 0 {_W} {_H}" width="24em" height="15em" '
         'style="display:block;font:9px sans-serif" class="attn-rate-plot">'
         f'<rect x="{_L}" y="{_T}" width="{_R - _L}" height="{_B - _T}" fill="none" stroke="#888"/>'
         f'<svg x="{_L}" y="{_T}" width="{_R - _L}" height="{_B - _T}" viewBox="{_L} {_T} {_R - _L} {_B - _T}">'
