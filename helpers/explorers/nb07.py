@@ -50,7 +50,7 @@ def _svg(name: str, s: float, eps: float, rate: float, slope: float, rule: bool)
         f'<rect x="{_L}" y="{_T}" width="{_R - _L}" height="{_B - _T}" fill="none" stroke="#888"/>'
         f'<svg x="{_L}" y="{_T}" width="{_R - _L}" height="{_B - _T}" viewBox="{_L} {_T} {_R - _L} {_B - _T}">'
         f'<polyline points="{pts}" fill="none" stroke="#222" stroke-width="2"/>'
-        f'<polyline points="{line(slope)}" fill="none" stroke="#e66101" stroke-width="1.5" stroke-dasharray="5 3"/>'
+        f'<polyline points="{line(slope)}" fill="none" stroke="#b35806" stroke-width="1.5" stroke-dasharray="5 3"/>'
         f'<polyline points="{line(rate)}" fill="none" stroke="#3b528b" stroke-width="1.5"/>'
         f'<circle cx="{X(s):.1f}" cy="{Y(f0):.1f}" r="3" fill="#222"/>'
         f'<circle cx="{X(s + eps):.1f}" cy="{Y(f1):.1f}" r="3" fill="#3b528b"/></svg>'
@@ -59,7 +59,7 @@ def _svg(name: str, s: float, eps: float, rate: float, slope: float, rule: bool)
         f'<text x="{_R}" y="{_B + 11}" text-anchor="end">{hi:g}</text>'
         f'<text x="{_L - 3}" y="{_B}" text-anchor="end">{y_lo:.3g}</text>'
         f'<text x="{_L - 3}" y="{_T + 7}" text-anchor="end">{y_hi:.3g}</text>'
-        f'<text x="{_L + 4}" y="{_T + 10}" fill="#e66101">- - {tangent}</text>'
+        f'<text x="{_L + 4}" y="{_T + 10}" fill="#b35806">- - {tangent}</text>'
         f'<text x="{_L + 4}" y="{_T + 21}" fill="#3b528b">— through s and s + ε: slope {rate:.4g}</text></svg>'
     )
 

@@ -27,7 +27,7 @@ def plot_rate(name: str, s: float, eps: float, rule: bool = False) -> Figure:
     ax = fig.subplots()
     ax.plot(xs, ys, color="#222222", lw=2, label=f"f(s) = {name.split()[-1]}")
     ends = xs[[0, -1]]  # (2,) the window's ends
-    ax.plot(ends, f0 + slope * (ends - s), color="#e66101", lw=1.5, ls="--",
+    ax.plot(ends, f0 + slope * (ends - s), color="#b35806", lw=1.5, ls="--",
             label=f"tangent at s: slope {slope:.4f}" if rule else "tangent: touches the curve at s")
     ax.plot(ends, f0 + rate * (ends - s), color="#3b528b", lw=1.5,
             label=f"through s and s + ε: slope {rate:.4f} (measured)")
