@@ -2,9 +2,10 @@
 
 ``from helpers import softmax, single_head_attention, ...`` gives the math. Where everything lives:
 
-- the math, one module per concern: ``attention`` (softmax, heads, masks, tiling), ``backward``,
-  ``numerics``, ``positions``, ``training``, ``generation``, ``longcontext``, ``induction``, ``heads``
-  (13: what each head does), ``modern`` (14: sinks, bounded scores, local/global layers, the delta rule); the
+- the math, one module per concern: ``attention`` (softmax, heads, masks, tiling), ``rates`` (07: rates
+  measured by nudging), ``backward``, ``numerics``, ``positions``, ``training``, ``generation``,
+  ``longcontext``, ``induction``, ``heads`` (13: what each head does), ``modern`` (14: sinks, bounded scores,
+  local/global layers, the delta rule); the
   reference texts' numbers in ``examples`` and the series' running sentence in ``sentence``;
 - argument checks that every module shares (one wording for each mistake): ``validate``;
 - what a heatmap shows, in any medium (numbers, colours, texts, colour bars): ``panels``;

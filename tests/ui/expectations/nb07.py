@@ -1,4 +1,4 @@
-"""Lesson 07's browser expectation (kind training): what the page of
+"""Lesson 07's browser expectations (kinds rates and training): what the page of
 ``helpers.explorers.nb07`` shows, recomputed from the data-state with ``helpers`` (found by ``expected.py``)."""
 
 from __future__ import annotations
@@ -30,3 +30,18 @@ def training(inputs: dict) -> Expected:
     np.testing.assert_array_equal(number_array(inputs["probe"]), run.probe, err_msg="data-state probe != train's")
     weights = snaps[step].weights  # (T, T) the probe's attention weights after `step` updates
     return Expected(weights, None, [weights])
+
+
+@expects("rates")
+def rates(inputs: dict) -> Expected:
+    """A rate measured by nudging: each part's value at the point, nudged by ε, (f(x + ε) − f(x))/ε, the rule's."""
+    from helpers.rates import FUNCTIONS
+
+    s, eps = float(inputs["s"]), float(inputs["eps"])  # eps is the menu's text, e.g. "0.01"
+    rows = []
+    for part in FUNCTIONS[inputs["function"]]:
+        x = part.at(s)  # s, or u = e^s for a chain's outer part
+        at, nudged = part.f(x), part.f(x + eps)
+        rows.append([at, nudged, (nudged - at) / eps] + ([part.rule(s)] if inputs["rule"] else []))
+    table = np.array(rows)  # (parts, 3 or 4)
+    return Expected(table, None, [table])
