@@ -75,12 +75,15 @@ def test_formula_card_is_one_a4_landscape_page_with_text_001s_attention_weights(
          TypeError, "titles must be a list of 1 strings (one per stream), got None"),
         (lambda: plot_residual_stream([np.zeros((2, 600))], ["t"], {"a": slice(0, 600)}, row_labels=["1", "2"],
                                       col_labels=[str(k) for k in range(600)]),
-         ValueError, "1 streams of shape (2, 600) need a figure of 116.2 × 1.1 inches, above 100 a side"),
+         ValueError, "1 streams of shape (2, 600) need a figure of 206.5 × 1.7 inches, above 100 a side"),
         (lambda: show_image_patches(np.array([[0.0, 1.0], [math.inf, 0.0]]), 1), ValueError,
          "image contains inf at index (1, 0) (shape (2, 2)); every pixel must be a finite number"),
         (lambda: plot_residual_stream([np.eye(2), np.array([[0.0, math.nan], [1.0, 0.0]])], ["a", "b"],
                                       {"a": slice(0, 2)}, row_labels=["1", "2"], col_labels=["1", "2"]),
          ValueError, "streams[1] contains nan at index (0, 1) (shape (2, 2)); the residual stream of a working model"),
+        (lambda: plot_residual_stream([np.eye(2)], ["t"], {"a": slice(0, 1), "b": slice(1, 2)}, row_labels=["1", "2"],
+                                      col_labels=["1", "2"], show=["a", "c"]),
+         ValueError, "show must be a non-empty list of block names from ['a', 'b'], got ['a', 'c']"),
     ],
 )
 def test_bad_input_gets_a_message_naming_the_argument(call, error, message):

@@ -269,5 +269,12 @@ def test_the_residual_stream_figure():
                         col_labels=feats) == "empty (every value below 0.01)"
     with pytest.raises(ValueError, match="block must be a slice of the stream's 36 features"):
         stream_holds(f.x0, slice(30, 40), row_labels=tok, col_labels=feats)
+    fig = plot_residual_stream([f.x1, f.x2], ["x1", "x2"], blocks(T, N), row_labels=labels(probe, N), col_labels=cols,
+                               show=["token", "previous"])  # fewer, larger columns for a projector
+    assert fig.axes[0].get_images()[0].get_array().shape == (T, 9 + 8)  # the position and output blocks not drawn
+    assert [t.get_text() for t in fig.axes[0].texts] == ["token", "previous"]
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()][8:10] == ["8", "20"]  # ^'s column, then previous A
+    assert "output block" not in plots.alt_text(fig) and "x1: token block" in plots.alt_text(fig)
+    plt.close(fig)
     with pytest.raises(ValueError, match="consecutive slices covering the 36 features"):
         plot_residual_stream([f.x0], ["x0"], {"token": slice(0, 9)}, row_labels=labels(probe, N), col_labels=cols)

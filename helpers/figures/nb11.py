@@ -69,10 +69,12 @@ def plot_residual_stream(
     *,
     row_labels: Sequence[str],
     col_labels: Sequence[str],
+    show: Sequence[str] | None = None,
     suptitle: str | None = None,
 ) -> Figure:
     """The residual stream (T, d) at several stages, stacked: one row per position, the features in named
-    blocks (separated and titled), colour CMAP on the fixed scale 0..1 (values outside it clipped)."""
+    blocks (separated and titled), colour CMAP on the fixed scale 0..1 (values outside it clipped). ``show``
+    names the blocks drawn (default: all), so a projector gets few, large columns."""
     if isinstance(streams, np.ndarray) or not isinstance(streams, Sequence) or not streams:
         raise TypeError(f"streams must be a non-empty list of (T, d) matrices, got {type(streams).__name__}")
     data = [check_matrix(s, f"streams[{k}]", one_row=True,
@@ -90,8 +92,17 @@ def plot_residual_stream(
     edges = [0] + [s.stop for _, s in spans] if all(isinstance(s, slice) for _, s in spans) else None
     if not spans or edges is None or [s.start for _, s in spans] != edges[:-1] or edges[-1] != C:
         raise ValueError(f"blocks must map names to consecutive slices covering the {C} features, got {blocks!r}")
-    cell = 0.19
-    size = (round(1.2 + cell * C + 1.0, 1), round(len(data) * (cell * R + 0.75) + (0.3 if suptitle else 0), 1))
+    names = [name for name, _ in spans]
+    if show is None:
+        show = names
+    if isinstance(show, str) or not isinstance(show, Sequence) or not show or any(n not in names for n in show):
+        raise ValueError(f"show must be a non-empty list of block names from {names}, got {show!r}")
+    drawn = [(name, blocks[name]) for name in names if name in show]          # in the stream's order
+    idx = np.concatenate([np.arange(s.start, s.stop) for _, s in drawn])     # (C',) the features drawn
+    shown_cols = [cols[j] for j in idx]
+    starts = np.cumsum([0] + [s.stop - s.start for _, s in drawn])           # block edges in the drawn columns
+    cell = 0.34  # inches a side: 10-point labels stay legible when a projector shrinks the figure
+    size = (round(1.3 + cell * len(idx) + 1.2, 1), round(len(data) * (cell * R + 1.0) + (0.4 if suptitle else 0), 1))
     if max(size) > MAX_INCHES:
         raise ValueError(f"{len(data)} streams of shape {shape} need a figure of {size[0]} × {size[1]} inches, above "
                          f"{MAX_INCHES:g} a side: show fewer stages, positions or features")
@@ -99,21 +110,21 @@ def plot_residual_stream(
     axes = np.atleast_1d(fig.subplots(len(data), 1))
     norm = Normalize(0.0, 1.0)
     for ax, m, title in zip(axes, data, titles, strict=True):
-        im = ax.imshow(np.clip(m, 0, 1), cmap=CMAP, norm=norm, aspect="equal", interpolation="nearest")
-        ax.set_yticks(range(R), labels=rows, fontsize=7)
-        ax.set_xticks(range(C), labels=cols, fontsize=6)
+        im = ax.imshow(np.clip(m[:, idx], 0, 1), cmap=CMAP, norm=norm, aspect="equal", interpolation="nearest")
+        ax.set_yticks(range(R), labels=rows, fontsize=11)
+        ax.set_xticks(range(len(idx)), labels=shown_cols, fontsize=10)
         ax.tick_params(length=0)
-        ax.set_title(title, fontsize=9, loc="left", pad=24)  # above the block names
-        for name, s in spans:
-            if s.start > 0:
-                ax.axvline(s.start - 0.5, color="white", lw=2.5)
-            ax.text((s.start + s.stop - 1) / 2, -0.9, name, ha="center", va="bottom", fontsize=8)
+        ax.set_title(title, fontsize=13, loc="left", pad=32)  # above the block names
+        for k, (name, _) in enumerate(drawn):
+            if k > 0:
+                ax.axvline(starts[k] - 0.5, color="white", lw=3)
+            ax.text((starts[k] + starts[k + 1] - 1) / 2, -0.8, name, ha="center", va="bottom", fontsize=12)
         for spine in ax.spines.values():
             spine.set_visible(False)
     cbar = fig.colorbar(im, ax=list(axes), shrink=0.6, fraction=0.04)
-    cbar.set_label("feature value", fontsize=7)
-    cbar.ax.tick_params(labelsize=7)
+    cbar.set_label("feature value", fontsize=11)
+    cbar.ax.tick_params(labelsize=10)
     if suptitle:
-        fig.suptitle(suptitle, fontsize=10)
-    text = describe_residual_stream(data, titles, dict(spans), row_labels=rows, col_labels=cols)
+        fig.suptitle(suptitle, fontsize=14)
+    text = describe_residual_stream(data, titles, dict(drawn), row_labels=rows, col_labels=cols)
     return set_alt_text(fig, f"{suptitle}. {text}" if suptitle else text)
