@@ -16,10 +16,13 @@ Measurements of an attention pattern ``weights`` (..., T, T) (rows queries, colu
                            i + 1 keys: ln(i + 1))
 
 On the model (``helpers.language_model``): ``head_weights`` and ``run_with_weights`` (with heads ablated:
-their output set to 0 before W_o), ``induction_probe``, ``induction_scores`` and ``repeated_loss`` (the
+their output set to 0 before W_o), ``induction_probe``, ``induction_scores`` (optionally with the ablation
+reaching only the keys or only the queries: key-only or query-only patching) and ``repeated_loss`` (the
 training log's measurements, which ``helpers.lm_train`` imports from here), ``position_losses`` and
-``mean_loss``, ``ablation_effects`` (loss changes with each head removed), ``without_mlp``,
-``k_composition`` with ``k_composition_baseline`` and ``k_composition_score`` (Elhage et al. 2021),
+``mean_loss``, ``ablation_effects`` (loss changes with each head removed), ``without_mlp`` (zero or mean
+ablation of an MLP), ``k_composition`` with ``k_composition_score`` and two baselines,
+``k_composition_baseline`` (Gaussian matrices of the same shapes) and ``k_composition_rotated`` (the trained
+matrices turned by random rotations: the same singular values) (Elhage et al. 2021),
 ``ov_circuit`` / ``qk_circuit`` (a head's matrices read through the embeddings) with ``diagonal_share``,
 and ``char_labels`` for axis labels.
 """
@@ -30,6 +33,7 @@ import math
 
 import numpy as np
 
+from helpers.attention import softmax_in_place
 from helpers.language_model import (
     GPTConfig,
     attention_weights_unchecked,
@@ -61,6 +65,7 @@ __all__ = [
     "without_mlp",
     "k_composition",
     "k_composition_baseline",
+    "k_composition_rotated",
     "k_composition_score",
     "ov_circuit",
     "qk_circuit",
@@ -161,12 +166,39 @@ def induction_probe(vocab_size: int, n: int = 64, batch: int = 8, seed: int = 12
     return np.concatenate([first, first], axis=1)  # (batch, 2n)
 
 
-def induction_scores(config: GPTConfig, params: dict, probe: np.ndarray, *, ablate: object = ()) -> np.ndarray:
-    """(L, h): each head's ``induction_score`` on the probe's rows (B, 2n), averaged over the rows."""
+_ONLY = (None, "keys", "queries")
+
+
+def induction_scores(config: GPTConfig, params: dict, probe: np.ndarray, *, ablate: object = (),
+                     only: str | None = None) -> np.ndarray:
+    """(L, h): each head's ``induction_score`` on the probe's rows (B, 2n), averaged over the rows, with the heads
+    in ``ablate`` removed; ``only="keys"`` (or ``"queries"``): the removal reaches only every layer's keys (or
+    queries), the rest read the full model's stream (key-only or query-only patching)."""
     config, params, ablate = _model(config, params, ablate)
+    if only not in _ONLY:
+        raise ValueError(f"only must be None, 'keys' or 'queries', got {only!r}")
     probe = check_tokens(probe, "probe", config, ndims=(2,))  # (B, 2n)
-    w = attention_weights_unchecked(config, params, probe, ablate)  # (L, B, h, 2n, 2n)
+    if only is None:
+        w = attention_weights_unchecked(config, params, probe, ablate)  # (L, B, h, 2n, 2n)
+    else:
+        w = _patched_weights(config, params, probe, ablate, only)  # (L, B, h, 2n, 2n)
     return induction_score(w).mean(axis=1)  # (L, B, h) -> (L, h)
+
+
+def _patched_weights(config: GPTConfig, params: dict, tokens: np.ndarray, ablate: tuple, only: str) -> np.ndarray:
+    """(L, B, h, T, T) every layer's attention weights with its keys (only="keys") or its queries (only="queries")
+    from the run with ``ablate`` removed and the other side from the full run, for checked tokens (B, T)."""
+    _, full = forward_unchecked(config, params, tokens, keep=True)
+    _, cut = forward_unchecked(config, params, tokens, keep=True, ablate=ablate)
+    T = tokens.shape[1]
+    later = np.triu(np.ones((T, T), dtype=bool), k=1)  # (T, T) keys after the query
+    out = []
+    for a, b in zip(full.blocks, cut.blocks, strict=True):
+        Q, K = (a.Q, b.K) if only == "keys" else (b.Q, a.K)  # (B, h, T, d_head) each, Q already / √d_head
+        S = Q.astype(np.float64) @ K.astype(np.float64).swapaxes(-1, -2)  # (B, h, T, d_head) @ (B, h, d_head, T) -> (B, h, T, T)
+        S[..., later] = -np.inf  # causal mask
+        out.append(softmax_in_place(S))  # (B, h, T, T)
+    return np.stack(out)  # (L, B, h, T, T)
 
 
 def repeated_loss(config: GPTConfig, params: dict, probe: np.ndarray, *, ablate: object = ()) -> tuple[float, float]:
@@ -224,13 +256,21 @@ def ablation_effects(config: GPTConfig, params: dict, text_ids: object, probe: o
     return {**out, **{f"{name}_base": b for name, b in zip(names, base, strict=True)}}
 
 
-def without_mlp(config: GPTConfig, params: dict, layer: int) -> dict[str, np.ndarray]:
-    """A copy of ``params`` whose MLP in ``layer`` writes nothing (its W_2 and b_2 set to 0)."""
+def without_mlp(config: GPTConfig, params: dict, layer: int, *, mean_over: object = None) -> dict[str, np.ndarray]:
+    """A copy of ``params`` whose MLP in ``layer`` writes nothing (zero ablation: W_2 and b_2 set to 0), or, with
+    ``mean_over`` rows of ids (B, T), always its mean output on them (mean ablation: W_2 = 0, b_2 = that mean)."""
     config, params, _ = _model(config, params, ())
     layer = check_int(layer, "layer", minimum=0, maximum=config.n_layers - 1)
     out = dict(params)
-    for name in (f"l{layer}.W_2", f"l{layer}.b_2"):
-        out[name] = np.zeros_like(params[name])
+    W_2, b_2 = params[f"l{layer}.W_2"], params[f"l{layer}.b_2"]  # (d_ff, d_model), (d_model,)
+    out[f"l{layer}.W_2"] = np.zeros_like(W_2)
+    if mean_over is None:
+        out[f"l{layer}.b_2"] = np.zeros_like(b_2)
+        return out
+    ids = check_tokens(mean_over, "mean_over", config, ndims=(2,))  # (B, T)
+    _, fwd = forward_unchecked(config, params, ids, keep=True)
+    mean_g = fwd.blocks[layer].g.astype(np.float64).mean(axis=0)  # (B·T, d_ff) -> (d_ff,) mean GELU output
+    out[f"l{layer}.b_2"] = (mean_g @ W_2.astype(np.float64) + b_2).astype(b_2.dtype)  # (d_ff,) @ (d_ff, d_model) -> (d_model,)
     return out
 
 
@@ -287,7 +327,8 @@ def k_composition(config: GPTConfig, params: dict, earlier: int = 0, later: int 
 
 
 def k_composition_baseline(config: GPTConfig, n_draws: int = 20, seed: int = 0) -> tuple[float, float]:
-    """(mean, standard deviation) of the K-composition score of random Gaussian matrices of the model's shapes."""
+    """(mean, standard deviation) of the K-composition score of random Gaussian matrices of the model's shapes
+    (controls for the shapes only: Gaussian matrices stretch every direction about evenly, trained ones do not)."""
     config = check_config(config)
     n_draws = check_int(n_draws, "n_draws", minimum=1, maximum=1000)
     rng = np.random.default_rng(check_int(seed, "seed", minimum=0))
@@ -299,6 +340,29 @@ def k_composition_baseline(config: GPTConfig, n_draws: int = 20, seed: int = 0) 
         scores.append(_k_scores(W_q, W_k, W_v, W_o).ravel())  # (h·h,)
     s = np.concatenate(scores)  # (n_draws·h·h,)
     return float(s.mean()), float(s.std())
+
+
+def k_composition_rotated(config: GPTConfig, params: dict, earlier: int = 0, later: int = 1, n_draws: int = 100,
+                          seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(mean (h, h), standard deviation (h, h)) of each pair's K-composition score when the earlier head's W_OV is
+    turned by a random rotation R (W_OV R, R orthogonal, drawn uniformly): each matrix keeps its singular values
+    (how unevenly it stretches), only the directions the two heads write and read become random."""
+    config, params, _ = _model(config, params, ())
+    earlier = check_int(earlier, "earlier", minimum=0, maximum=config.n_layers - 1)
+    later = check_int(later, "later", minimum=earlier + 1, maximum=config.n_layers - 1)
+    n_draws = check_int(n_draws, "n_draws", minimum=2, maximum=10000)
+    rng = np.random.default_rng(check_int(seed, "seed", minimum=0))
+    _, _, W_v, W_o = _head_matrices(config, params, earlier)
+    W_q, W_k, _, _ = _head_matrices(config, params, later)
+    D = config.d_model
+    scores = []
+    for _ in range(n_draws):
+        Z = rng.standard_normal((D, D))  # (d_model, d_model)
+        R, U = np.linalg.qr(Z)  # R orthogonal; with the signs below, uniformly distributed (Haar)
+        R *= np.sign(np.diag(U))  # (d_model, d_model)
+        scores.append(_k_scores(W_q, W_k, W_v, W_o @ R))  # (h, d_head, d_model) @ (d_model, d_model) -> (h, h)
+    s = np.stack(scores)  # (n_draws, h, h)
+    return s.mean(axis=0), s.std(axis=0)
 
 
 def _embedded(config: GPTConfig, params: dict) -> np.ndarray:

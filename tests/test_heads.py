@@ -18,6 +18,7 @@ from helpers.heads import (
     induction_scores,
     k_composition,
     k_composition_baseline,
+    k_composition_rotated,
     key_share,
     mean_loss,
     ov_circuit,
@@ -160,3 +161,65 @@ def test_committed_model_has_the_heads_notebook_13_describes():
     assert cut > 10 * second  # without layer 0's previous-token heads the copy is lost
     assert induction_scores(config, params, probe, ablate=[(0, 1), (0, 3)])[1, 1] < 0.1
     assert math.isfinite(first)
+
+
+def test_key_only_and_query_only_patching():
+    params = init_params(SMALL, seed=3, dtype=np.float64)
+    rng = np.random.default_rng(1)
+    params = {n: W + 0.3 * rng.standard_normal(W.shape) for n, W in params.items()}
+    probe = np.array([[1, 2, 3, 1, 2, 3], [4, 5, 6, 4, 5, 6]])  # (2, 6) n = 3, repeated
+    full = induction_scores(SMALL, params, probe)
+    cut = induction_scores(SMALL, params, probe, ablate=[(0, 0), (0, 1)])
+    for only in ("keys", "queries"):
+        # nothing removed: the patched weights are the model's
+        np.testing.assert_allclose(induction_scores(SMALL, params, probe, only=only), full, rtol=0, atol=1e-12)
+        part = induction_scores(SMALL, params, probe, ablate=[(0, 0), (0, 1)], only=only)
+        np.testing.assert_allclose(part[0], full[0], rtol=0, atol=1e-12)  # layer 0 reads no removed head
+        assert not np.allclose(part[1], full[1]) and not np.allclose(part[1], cut[1])  # half the change
+    # by hand: layer 1's queries from the full run, its keys from the run without layer 0's heads
+    from helpers.language_model import forward_unchecked
+    _, a = forward_unchecked(SMALL, params, probe, keep=True)
+    _, b = forward_unchecked(SMALL, params, probe, keep=True, ablate=((0, 0), (0, 1)))
+    S = a.blocks[1].Q @ b.blocks[1].K.swapaxes(-1, -2)  # (2, h, 6, 6)
+    S = np.where(np.tril(np.ones((6, 6), bool)), S, -np.inf)
+    P = np.exp(S - S.max(-1, keepdims=True))
+    P /= P.sum(-1, keepdims=True)
+    np.testing.assert_allclose(induction_scores(SMALL, params, probe, ablate=[(0, 0), (0, 1)], only="keys")[1],
+                               induction_score(P).mean(axis=0), rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match=r"only must be None, 'keys' or 'queries', got 'values'"):
+        induction_scores(SMALL, params, probe, only="values")
+
+
+def test_mean_ablation_writes_the_mlps_mean_output():
+    params = init_params(SMALL, seed=3, dtype=np.float64)
+    rng = np.random.default_rng(2)
+    params = {n: W + 0.3 * rng.standard_normal(W.shape) for n, W in params.items()}
+    ids = np.array([[1, 2, 3, 4, 5, 6, 1, 2], [6, 5, 4, 3, 2, 1, 0, 6]])  # (2, 8)
+    cut = without_mlp(SMALL, params, 0, mean_over=ids)
+    assert not cut["l0.W_2"].any() and cut["l1.W_2"] is params["l1.W_2"]
+    from helpers.language_model import forward_unchecked
+    _, fwd = forward_unchecked(SMALL, params, ids, keep=True)
+    outputs = fwd.blocks[0].g @ params["l0.W_2"] + params["l0.b_2"]  # (16, d_model) MLP 0's output at each position
+    np.testing.assert_allclose(cut["l0.b_2"], outputs.mean(axis=0), rtol=0, atol=1e-12)
+    zero = without_mlp(SMALL, params, 0)
+    assert not zero["l0.b_2"].any()
+    with pytest.raises(ValueError, match=r"mean_over"):
+        without_mlp(SMALL, params, 0, mean_over=np.array([1, 2, 3]))
+
+
+def test_rotated_baseline_keeps_singular_values_and_centres_near_random():
+    config = GPTConfig(vocab_size=5, context=4, d_model=4, n_heads=1, n_layers=2, d_ff=4)
+    params = init_params(config, dtype=np.float64)
+    for n in ("l0.W_v", "l0.W_o", "l1.W_q", "l1.W_k"):
+        params[n] = np.zeros((4, 4))
+        params[n][0, 0] = 1.0
+    # aligned rank-one matrices score 1; turned by a random rotation the score is |u_0| of a uniform unit vector u
+    # in 4 dimensions, whose mean is Γ(2) / (√π Γ(5/2)) = 4 / (3π) = 0.4244
+    mean, std = k_composition_rotated(config, params, n_draws=400, seed=1)
+    assert mean.shape == std.shape == (1, 1)
+    assert k_composition(config, params)[0, 0] == pytest.approx(1, abs=TOL)
+    assert mean[0, 0] == pytest.approx(4 / (3 * math.pi), abs=0.05) and 0.1 < std[0, 0] < 0.4  # 400 draws: ±0.013
+    again = k_composition_rotated(config, params, n_draws=400, seed=1)
+    np.testing.assert_array_equal(again[0], mean)  # seeded
+    with pytest.raises(ValueError, match=r"n_draws"):
+        k_composition_rotated(config, params, n_draws=1)

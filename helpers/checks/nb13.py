@@ -33,7 +33,7 @@ EX_PATTERN = np.array([
 ])  # (5, 5)
 EX_W_QK = np.array([[1.0, 2.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])  # (3, 3)
 EX_W_OV = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 3.0], [1.0, 0.0, 0.0]])  # (3, 3)
-TARGET = (1, 0)  # exercise 2: a second induction head of the committed model
+TARGET = (1, 3)  # exercise 2: a second induction head of the committed model (a clear answer: (1, 0)'s is a near tie)
 
 
 @exercise_check
@@ -107,8 +107,10 @@ def check_most_harmful(answer: object, config: object = None, params: object = N
     after = {h: float(induction_scores(config, params, probe, ablate=[(0, h)])[target]) for h in range(config.n_heads)}
     best = min(after, key=after.get)
     if pair[1] == best:
+        runner = min((h for h in after if h != best), key=after.get)
         return verdict(True, name, f"correct: without (0, {best}) head {target}'s induction score falls from "
-                                   f"{base:.2f} to {after[best]:.2f}, more than without any other head.")
+                                   f"{base:.2f} to {after[best]:.2f}, more than without any other head (next: "
+                                   f"(0, {runner}), to {after[runner]:.2f}).")
     return verdict(False, name, f"without {pair} head {target}'s score falls from {base:.2f} to {after[pair[1]]:.2f}; "
                                 "another head of layer 0 lowers it more. Which one looks one character back most?")
 
