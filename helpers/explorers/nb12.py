@@ -150,9 +150,9 @@ class LanguageModelExplorer(Explorer):
         keep = int(tr.n_keys[step])
         keys = visible(text[t - keep:t])
         rows = tr.attention[step][:, :, self.window - keep:]  # (L, h, keep)
-        heads = [f"head {i + 1}" for i in range(self.config.n_heads)]
+        heads = [f"head {i}" for i in range(self.config.n_heads)]  # (layer, head) counted from 0, as 12-14 say
         newest = visible(text[t - 1])[0]
-        panels = [Panel(rows[layer], f"layer {layer + 1}: the newest character '{newest}' over its last {keep} keys",
+        panels = [Panel(rows[layer], f"layer {layer}: the newest character '{newest}' over its last {keep} keys",
                         heads, keys, xlabel="key (character)", ylabel="head") for layer in range(len(rows))]
         drawn = (f", then draws <b>{html.escape(visible(text[t])[0])}</b> (p = {p[tr.tokens[t]]:.2f})"
                  if step < self.n_new else "")
