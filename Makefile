@@ -101,7 +101,7 @@ notebook: $(STAMP)
 # outside this machine and keeps a prediction's answer closed; jupyter-config/voila.py keeps solutions/ out
 # (not listed; its file list and pages answer 404), in JupyterLab's "Render with Voilà" too.
 present: $(STAMP)
-	JUPYTER_PATH=$(CURDIR)/jupyter-config $(BIN)/voila --no-browser --Voila.ip=127.0.0.1 --port=$(PRESENT_PORT) --token \
+	ATTN_PRESENTATION=1 JUPYTER_PATH=$(CURDIR)/jupyter-config $(BIN)/voila --no-browser --Voila.ip=127.0.0.1 --port=$(PRESENT_PORT) --token \
 		--template=classroom --VoilaConfiguration.strip_sources=True --VoilaConfiguration.classic_tree=True \
 		--MappingKernelManager.cull_idle_timeout=600 --MappingKernelManager.cull_interval=60 notebooks
 

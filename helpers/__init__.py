@@ -26,6 +26,7 @@ nothing (no seeding, no matplotlib styling).
 """
 
 import importlib
+import os
 import pkgutil
 import re
 import sys
@@ -102,7 +103,10 @@ __all__ = [
 
 # --------------------------------------------------------------- presentation mode, for the whole package
 
-_presenting = False  # the one switch: read by helpers.plots (static figures) and helpers.explorer (live views)
+# The one switch: read by helpers.plots (static figures) and helpers.explorer (live views). It starts on where the
+# kernel's environment says ATTN_PRESENTATION=1: `make present` (the classroom view) sets it, so a projected lesson
+# draws large from its first figure; nothing else changes on import.
+_presenting = os.environ.get("ATTN_PRESENTATION") == "1"
 
 
 def presentation(on: bool = True) -> None:

@@ -477,3 +477,19 @@ def test_step_view_has_a_bar_under_every_panel_but_the_attention_weights():
     (weights_bar,) = [ax for ax in fig.axes if hasattr(ax, "_colorbar") and ax._colorbar.orientation == "vertical"]
     panel6, wbar = _panel_axes(fig)[5].get_window_extent(r), weights_bar.get_window_extent(r)
     assert panel6.y0 - 1 <= wbar.y0 and wbar.y1 <= panel6.y1 + 1  # beside panel 6, not reaching over its title
+
+
+@pytest.mark.parametrize(("value", "on"), [("1", True), ("0", False), (None, False)])
+def test_presentation_starts_on_where_the_classroom_view_asks(value, on):
+    """`make present` sets ATTN_PRESENTATION=1 for its kernels: a projected lesson is large from its first figure."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "ATTN_PRESENTATION"}
+    if value is not None:
+        env["ATTN_PRESENTATION"] = value
+    run = subprocess.run([sys.executable, "-c", "import helpers; print(helpers.presenting())"], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == str(on)

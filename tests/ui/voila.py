@@ -38,7 +38,8 @@ import lab
 PRESENT_PORT = 8866  # Voilà's own default; `make present PRESENT_PORT=9000` changes it
 IDLE_KERNEL_SECONDS = 600  # a kernel nobody has talked to for 10 minutes is shut down
 JUPYTER_CONFIG = lab.REPO / "jupyter-config"
-PRESENT_ENV = {"JUPYTER_PATH": str(JUPYTER_CONFIG), "JUPYTER_CONFIG_PATH": str(JUPYTER_CONFIG)}
+PRESENT_ENV = {"JUPYTER_PATH": str(JUPYTER_CONFIG), "JUPYTER_CONFIG_PATH": str(JUPYTER_CONFIG),
+               "ATTN_PRESENTATION": "1"}  # the classroom view draws for a projector from the first figure
 
 
 def present_args(port: int = PRESENT_PORT) -> list[str]:
