@@ -269,14 +269,14 @@ def test_the_given_away_rule_catches_each_kind():
     md = lambda s: {"cell_type": "markdown", "source": [s], "metadata": {}}  # noqa: E731
     code = lambda s: {"cell_type": "code", "source": [s], "outputs": [], "metadata": {}}  # noqa: E731
     clean = [md("Earlier: the score is 3.5355."),  # a given: shown before the prompt's prose
-             md("Each row sums to 1."),
+             md("Each row sums to 1; the score was 3.5355."),
              md("**Predict:** the scaled score is 14.14. What weight does it get?"),  # 14.14: a given of the question
-             code("w = weight(14.14)  # one weight\nnp.testing.assert_allclose(w, helper(14.14))  # the helper agrees\n"
-                  "print(f'weight {w:.4f}')"),
+             code("w = weight(14.14)  # the weight at 14.14\n"
+                  "np.testing.assert_allclose(w, helper(14.14))  # the helper agrees\nprint(f'weight {w:.4f}')"),
              md("<details><summary>Answer</summary>\n\n0.1873: 14.14 is far above 3.5355.\n\n</details>")]
     assert predictions_given_away(clean) == []
     kinds = {  # (cell index, new source) -> what the rule must say
-        (1, "Each row sums to 1; this one gives 0.1873."): "the prose above",
+        (1, "Each row sums to 1; the score was 3.5355, its weight 0.1873."): "the prose above",
         (2, "So 0.1873. **Predict:** the scaled score is 14.14. What weight?"): "the prose above",
         (3, "w = weight(14.14)  # 0.1873"): "a comment or string",
         (3, "w = weight(14.14)\nprint('weight 0.1873:', w)"): "a comment or string",
