@@ -30,6 +30,7 @@ class Expected(NamedTuple):
     weights: np.ndarray
     output: np.ndarray | None
     tables: list[np.ndarray]  # every heatmap table, in page order
+    main: int = 1  # how many of the tables the main view holds: a yours= view (issue 37) comes right after them
 
 
 def number_array(x: object) -> np.ndarray:
@@ -78,7 +79,30 @@ def expected(state: dict) -> Expected:
             f"no helper call known for explorer kind {kind!r} (known: {sorted(KINDS)}); add it to a module of "
             f"{EXPECTATIONS}"
         )
-    return KINDS[kind](state.get("inputs", {}))
+    want = KINDS[kind](state.get("inputs", {}))
+    return want if "yours" not in state else with_yours(want, state["yours"])
+
+
+def with_yours(want: Expected, yours: dict) -> Expected:
+    """``want`` with the view of ``yours=`` (the reference's output, then the student's) after the main view.
+
+    The reference's output must be the helpers' own (the explorer's ``output`` where it has one of that size:
+    12's yours= compares logits, which its expectation does not compute); the student's output is what their
+    function returned, as the data-state reports it (drawn as the reference's shape when it has it)."""
+    ref = number_array(yours["reference"])
+    if want.output is not None and np.size(want.output) == ref.size:
+        np.testing.assert_allclose(ref.reshape(np.shape(want.output)), want.output, rtol=1e-12, atol=1e-12,
+                                   err_msg="data-state yours.reference != the helpers' output")
+    ref2 = ref.reshape(1, -1) if ref.ndim < 2 else ref  # (R, C) one row for a vector
+    tables = [ref2]
+    if yours.get("output") is not None:
+        mine = number_array(yours["output"])
+        if mine.size == ref2.size and mine.shape == ref.shape:
+            tables.append(mine.reshape(ref2.shape))
+        elif mine.ndim in (1, 2) and 0 < mine.size <= 4 * ref.size:  # a wrong shape, drawn as it is
+            tables.append(mine.reshape(1, -1) if mine.ndim == 1 else mine)
+    k = want.main
+    return want._replace(tables=[*want.tables[:k], *tables, *want.tables[k:]])
 
 
 def cell_texts(matrices: list[np.ndarray]) -> list[list[str]]:

@@ -25,4 +25,4 @@ def overflow(inp: dict) -> Expected:
     stable = att.softmax(scores)  # (T, T)
     with np.errstate(all="ignore"):
         naive = att.naive_softmax(scores)  # (T, T) may hold nan
-    return Expected(stable, None, [scores, naive, stable])
+    return Expected(stable, None, [scores, naive, stable], main=3)  # one view of three tables

@@ -12,4 +12,4 @@ import helpers.attention as att
 def multihead(inp: dict) -> Expected:
     X, W_q, W_k, W_v = (get_array(inp, n, "multihead") for n in ("X", "W_q", "W_k", "W_v"))
     out, w = att.multi_head_attention(X, W_q, W_k, W_v, int(inp["n_heads"]))  # (T, d_model), (h, T, T)
-    return Expected(w, out, list(w))
+    return Expected(w, out, list(w), main=len(w))  # one view: a table per head
