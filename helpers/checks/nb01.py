@@ -30,6 +30,7 @@ __all__ = [
     "check_text000_weights",
     "check_most_attended",
     "SPEC_ATTEND",
+    "check_attend",
 ]
 
 EXERCISE_X = np.array(

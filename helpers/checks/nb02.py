@@ -34,6 +34,7 @@ __all__ = [
     "check_weights",
     "check_output_query2",
     "SPEC_SELF_ATTENTION",
+    "check_self_attention",
 ]
 
 EX_X = np.array([[1, 0, 1, 0], [0, 1, 1, 0], [1, 1, 0, 1], [0, 0, 1, 1]])  # (T=4, d_in=4)

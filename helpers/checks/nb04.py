@@ -32,7 +32,7 @@ from helpers.sentence import embeddings, two_heads
 from helpers.validate import check_int, check_qk_width, check_weight
 
 __all__ = ["check_split_heads", "check_merge_heads", "check_head_weights", "check_output_projection",
-           "SPEC_MULTI_HEAD_ATTENTION"]
+           "SPEC_MULTI_HEAD_ATTENTION", "check_multi_head_attention"]
 
 
 _check = check_array_any_shape

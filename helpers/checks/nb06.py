@@ -43,9 +43,9 @@ __all__ = [
     "check_padding_mask",
     "check_masked_row",
     "check_cross_weights",
+    "SPEC_CAUSAL_ATTENTION",
+    "check_causal_attention",
 ]
-# The Build exercise's SPEC_CAUSAL_ATTENTION and check_causal_attention are imported by name; they stay out of
-# __all__ while tests/test_checks_nb06.py requires every listed check_ in its own answer table.
 
 EX_T = 5  # exercise 1: a causal mask for 5 tokens
 EX_LENGTHS = (3, 5, 1)  # exercise 2: three sentences of 3, 5 and 1 real tokens ...
