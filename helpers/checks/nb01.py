@@ -18,7 +18,7 @@ import numpy as np
 
 from helpers.attention import self_attention, softmax
 from helpers.checks import Verdict, answer_floats, check_array, exercise_check, input_array, verdict
-from helpers.checks.functions import Case, Spec, check_function
+from helpers.checks.functions import KEEPDIMS, Case, Spec, check_function
 from helpers.examples import T000_F1_X
 from helpers.sentence import embeddings
 
@@ -337,6 +337,7 @@ def _rng_case(shape: tuple[int, int], seed: int, what: str = "") -> Case:
 
 SPEC_ATTEND = Spec(
     name="attend",
+    broadcast=KEEPDIMS,  # a row max or sum written without keepdims=True: say so
     reference=_attend,
     cases=[
         _rng_case((4, 4), 0, ", as many tokens as features"),

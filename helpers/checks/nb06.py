@@ -28,7 +28,7 @@ import numpy as np
 
 from helpers.attention import causal_mask, padding_mask, project_qkv, scaled_dot_product_attention, softmax
 from helpers.checks import Verdict, check_array_any_shape, check_mask, exercise_check
-from helpers.checks.functions import Case, Spec, check_function
+from helpers.checks.functions import KEEPDIMS, Case, Spec, check_function
 from helpers.sentence import adjective_head, embed, embeddings
 
 __all__ = [
@@ -279,6 +279,7 @@ def _build_cases() -> list[Case]:
 
 SPEC_CAUSAL_ATTENTION = Spec(
     name="causal_attention",
+    broadcast=KEEPDIMS,  # a row max or sum written without keepdims=True: say so
     reference=_causal_attention,
     cases=_build_cases(),
     mistakes={
