@@ -195,8 +195,8 @@ def call_student(fn: object, args: tuple, may_overwrite: bool = False, broadcast
         which = names[i] if i < len(names) else f"argument {i + 1}"
         where = None if may_overwrite else _changed(which, before, after)  # may_overwrite: e.g. in-place softmax
         if where:
-            return None, (f"your function changed its input {where} in place (e.g. `{which} -= ...` or "
-                          f"`{which}[...] = ...`): compute a new array instead, the caller still needs {which}.")
+            return None, (f"your function changed its input {where} in place (e.g. `{where} -= ...` or "
+                          f"`{where}[...] = ...`): compute a new array instead, the caller still needs {which}.")
     if result is None:
         return None, RETURNS_NONE
     return result, None

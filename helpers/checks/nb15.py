@@ -15,8 +15,8 @@ Shapes: T tokens, d (d_model) features, h heads of d_head = d_model / h, V the v
 A check prints ONE line ("✅ name: ..." or "❌ name: on input k of n (what it was): what is wrong") and returns a
 ``Verdict``, truthy when right. Each is a ``Spec`` of the Build exercises' engine (``helpers.checks.functions``,
 the same as lessons 01-09's): it never raises on a student's mistake, and an exception, None, a list, a wrong
-shape, NaN, a changed input array each get the engine's sentence. ``explain_gpt_forward`` is the one diagnosis of
-a gpt_forward, used by ``check_gpt_forward`` for each input and by lesson 12's explorer (``yours=``).
+shape, NaN, a changed input array each get the engine's sentence. ``explain_gpt_forward`` runs gpt_forward's Spec
+on one input (the check's own words), for lesson 12's explorer (``yours=``).
 
 The wrong answers a check names are computed by ``_slipped_*`` below: the model of ``helpers.language_model``
 written out with one mistake at a time. The right answers come from ``helpers`` itself
