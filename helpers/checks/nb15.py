@@ -33,7 +33,7 @@ import numpy as np
 
 from helpers.attention import causal_mask, multi_head_attention, softmax
 from helpers.checks import Verdict
-from helpers.checks.functions import RETURNS_NONE, Case, Spec, check_function, explain
+from helpers.checks.functions import RETURNS_NONE, Case, Spec, call_student, check_function, explain
 from helpers.language_model import GPTConfig, forward, generate, init_params, load_model
 from helpers.layers import LN_EPS, gelu, layer_norm
 
@@ -47,12 +47,15 @@ __all__ = [
     "reference_block",
     "ready",
     "greedy_generate",
+    "call_student",
     "SMALL_CONFIG",
     "TOLERANCE",
     "NOT_ANSWERED_SENTENCE",
 ]
 
 NOT_ANSWERED_SENTENCE = RETURNS_NONE  # what a stub (its body `...` returns None) is told, the engine's words
+# call_student: the engine's own (helpers.checks.functions), for the notebook's deep dive (block_backward), which
+# the notebook imports from its lesson's module
 TOLERANCE = {np.dtype(np.float64): 1e-7, np.dtype(np.float32): 1e-4}  # relative to max(1, the largest |right value|)
 
 
