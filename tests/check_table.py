@@ -51,9 +51,11 @@ def first_right(cases: list) -> list:
 
 
 def nan_like(answer: object) -> object:
-    """An answer of the same shape(s) as ``answer``, all NaN."""
+    """An answer of the same shape(s) as ``answer``, all NaN (a function's: a function that returns NaN)."""
     if isinstance(answer, tuple):  # a check of several answers
         return tuple(map(nan_like, answer))
+    if callable(answer):  # a Build exercise's answer: the student's function
+        return lambda *args: nan_like(answer(*args))
     return np.full(np.shape(np.asarray(answer, dtype=float)), np.nan)
 
 

@@ -127,15 +127,15 @@ def test_a_function_that_raises_names_the_line(capsys):
         return sm(scores) @ V
 
     v, out = run(broken, capsys)
-    assert not v and "on the exercises' EX_X" in out and "raised NameError: name 'd_k' is not defined" in out
-    assert "line 3 of your function: `scores = Q @ K.T / np.sqrt(d_k)" in out
+    assert not v and "on the exercises' EX_X" in out and "raised NameError (name 'd_k' is not defined" in out
+    assert "line 3 of broken: `scores = Q @ K.T / np.sqrt(d_k)" in out
 
 
 def test_wrong_shape_list_and_mutation(capsys):
-    assert "your output has shape (4, 1), expected (4, 4)" in run(
+    assert "your function returned shape (4, 1), expected (4, 4)" in run(
         lambda X, Wq, Wk, Wv: self_attention(X, Wq, Wk, Wv)[:, :1], capsys)[1]
-    assert "returns a list" in run(lambda X, Wq, Wk, Wv: self_attention(X, Wq, Wk, Wv).tolist(), capsys)[1]
-    assert "returns a tuple" in run(lambda X, Wq, Wk, Wv: (self_attention(X, Wq, Wk, Wv), None), capsys)[1]
+    assert "returned a Python list" in run(lambda X, Wq, Wk, Wv: self_attention(X, Wq, Wk, Wv).tolist(), capsys)[1]
+    assert "returned a Python tuple" in run(lambda X, Wq, Wk, Wv: (self_attention(X, Wq, Wk, Wv), None), capsys)[1]
 
     def mutating(X, W_q, W_k, W_v):
         W_q /= np.sqrt(W_q.shape[1])  # folds the scale into W_q, in place

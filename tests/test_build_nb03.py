@@ -126,12 +126,12 @@ def test_a_forgotten_keepdims_reports_the_students_line(capsys):
 
     v, out = run(no_keepdims, capsys)
     assert not v and "on large positive scores: your function raised ValueError" in out
-    assert "line 2 of your function: `e = np.exp(S - np.max(S, axis=-1))" in out and "keepdims=True" in out
+    assert "line 2 of no_keepdims: `e = np.exp(S - np.max(S, axis=-1))" in out and "keepdims=True" in out
 
 
 def test_wrong_shape_list_and_a_2d_only_function(capsys):
-    assert "your output has shape (3,), expected (3, 3)" in run(lambda S: stable_softmax(S)[..., 0], capsys)[1]
-    assert "returns a list" in run(lambda S: stable_softmax(S).tolist(), capsys)[1]
+    assert "your function returned shape (3,), expected (3, 3)" in run(lambda S: stable_softmax(S)[..., 0], capsys)[1]
+    assert "returned a Python list" in run(lambda S: stable_softmax(S).tolist(), capsys)[1]
 
     def rows_of_a_matrix(S):  # a loop over the first axis: right with leading axes, wrong for one row
         return np.array([stable_softmax(row) for row in S])

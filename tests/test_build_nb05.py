@@ -93,7 +93,7 @@ MISTAKES = {  # a wrong function -> (the words its verdict must hold, the input 
     "all-cosines": (lambda T, d: table(T, d, exponent=right_exponent, even=np.cos), "every column is a cosine",
                     RUNNING),
     "halves": (halves, "the sines fill the first half of the columns", RUNNING),
-    "d-T-shape": (lambda T, d: solution(T, d).T, "your output has shape (6, 8), expected (8, 6) (the transpose",
+    "d-T-shape": (lambda T, d: solution(T, d).T, "your function returned shape (6, 8), expected (8, 6) (the transpose",
                   RUNNING),
     "transposed-square": (lambda T, d: solution(d, T).T if T == d else solution(T, d), "this is the transpose",
                           "on T = 6, d = 6:"),
@@ -127,7 +127,7 @@ def test_right_only_for_the_running_shape_names_the_input(capsys):
         return solution(8, 6)
 
     v, out = run(fixed, capsys)
-    assert not v and "on T = 1, d = 4 (one token): your output has shape (8, 6), expected (1, 4)" in out, out
+    assert not v and "on T = 1, d = 4 (one token): your function returned shape (8, 6), expected (1, 4)" in out, out
 
 
 def test_only_small_d_fails_on_d_2(capsys):
@@ -156,10 +156,10 @@ def test_raises_list_and_shape(capsys):
         return PE
 
     v, out = run(raising, capsys)
-    assert not v and "raised ValueError" in out and "line 3 of your function: `PE[:, 0::2] = np.sin(" in out, out
+    assert not v and "raised ValueError" in out and "line 3 of raising: `PE[:, 0::2] = np.sin(" in out, out
 
     v, out = run(lambda T, d: solution(T, d).tolist(), capsys)
     assert not v and "return a NumPy array" in out, out
 
     v, out = run(lambda T, d: solution(T, d)[:, : d // 2], capsys)
-    assert not v and f"{RUNNING}: your output has shape (8, 3), expected (8, 6)." in out, out
+    assert not v and f"{RUNNING}: your function returned shape (8, 3), expected (8, 6)." in out, out

@@ -151,7 +151,7 @@ def test_right_only_for_the_running_shape_names_the_input(capsys):
         return solution(Q, K, V) if Q.shape == (8, 2) else np.zeros((8, 2))
 
     v, out = run(fixed, capsys)
-    assert not v and f"{SQUARE}: your output has shape (8, 2), expected (4, 4)" in out, out
+    assert not v and f"{SQUARE}: your function returned shape (8, 2), expected (4, 4)" in out, out
 
 
 def test_one_token_only_fails_on_longer_inputs(capsys):
@@ -175,8 +175,8 @@ def test_raises_list_shape_and_mutation(capsys):
         return softmax(S) @ V  # noqa: F821 - a name the student never defined
 
     v, out = run(raising, capsys)
-    assert not v and "raised NameError: name 'softmax' is not defined" in out, out
-    assert "line 3 of your function: `return softmax(S) @ V" in out, out
+    assert not v and "raised NameError (name 'softmax' is not defined" in out, out
+    assert "line 3 of raising: `return softmax(S) @ V" in out, out
 
     v, out = run(lambda Q, K, V: solution(Q, K, V).tolist(), capsys)
     assert not v and "return a NumPy array" in out, out
@@ -184,7 +184,7 @@ def test_raises_list_shape_and_mutation(capsys):
     v, out = run(lambda Q, K, V: solution(Q, K, V).T, capsys)  # square first case: the transpose still runs
     assert not v and SQUARE in out, out
     v, out = run(lambda Q, K, V: solution(Q, K, V)[:, :1], capsys)
-    assert not v and "your output has shape (4, 1), expected (4, 4)" in out, out
+    assert not v and "your function returned shape (4, 1), expected (4, 4)" in out, out
 
     def mutating(Q, K, V):
         Q /= np.sqrt(Q.shape[1])

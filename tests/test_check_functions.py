@@ -55,7 +55,7 @@ def test_only_the_running_shape(capsys):
         return _attend(X) if X.shape == (3, 2) else np.zeros((3, 2))
 
     v, out = run(fixed, capsys)
-    assert not v and "on X of shape (1, 4): one token: your output has shape (3, 2), expected (1, 4)" in out
+    assert not v and "on X of shape (1, 4): one token: your function returned shape (3, 2), expected (1, 4)" in out
 
 
 def test_exception_names_the_students_line(capsys):
@@ -64,7 +64,7 @@ def test_exception_names_the_students_line(capsys):
         return S
 
     v, out = run(broken, capsys)
-    assert not v and "raised ValueError" in out and "line 2 of your function: `S = X @ X" in out
+    assert not v and "raised ValueError" in out and "at line 2 of broken: `S = X @ X" in out
 
 
 def test_list_nan_mutation_and_not_callable(capsys):
@@ -101,7 +101,7 @@ def test_a_mistake_of_another_shape_is_named():
     out = explain(lambda X: softmax(X @ X.T / np.sqrt(X.shape[1])), spec, (np.ones((3, 2)),))
     assert out.problem == "forgot the final @ X" and out.value.shape == (3, 3)
     problem = explain(lambda X: X @ X.T, spec, (np.ones((3, 2)),)).problem
-    assert problem == "your output has shape (3, 3), expected (3, 2)."
+    assert problem == "your function returned shape (3, 3), expected (3, 2)."
 
 
 def test_symptoms_before_the_difference():
@@ -167,3 +167,109 @@ def test_the_fast_comparison_is_np_allclose(a, b):
 
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     assert _allclose(a, b, 1e-6, 1e-9) == np.allclose(a, b, rtol=1e-6, atol=1e-9, equal_nan=True)
+
+
+# ------------------------------------------------------------------ what the engine offers a Spec (nb15's needs)
+
+
+def test_a_changed_array_inside_a_dict_is_named_by_its_key():
+    spec = Spec(name="scale", reference=lambda p: p["w"] * 2, cases=[Case("p", ({"w": np.ones(2)},))])
+
+    def writes(p):
+        p["w"] *= 2  # the caller's parameters change
+        return p["w"]
+
+    problem = explain(writes, spec, ({"w": np.ones(2)},)).problem
+    assert problem.startswith("your function changed its input p['w'] in place"), problem
+    assert explain(lambda p: p["w"] * 2, spec, ({"w": np.ones(2)},)).ok
+
+
+def test_a_tolerance_per_dtype_relative_to_the_largest_value():
+    spec = Spec(name="big", reference=lambda x: x * 1000, cases=[Case("x", (np.ones(3),))], rtol=0, atol=0,
+                tolerance={np.dtype(np.float64): 1e-7, np.dtype(np.float32): 1e-4})
+    x = np.array([1.0, 0.001, 2.0])
+    assert explain(lambda x: x * 1000 + 1e-5, spec, (x,)).ok  # 1e-5 <= 1e-7 * 2000 (the largest |value|)
+    assert not explain(lambda x: x * 1000 + 1e-3, spec, (x,)).ok
+    x32 = x.astype(np.float32)
+    assert explain(lambda x: x * 1000 + 0.1, spec, (x32,)).ok  # float32: 0.1 <= 1e-4 * 2000
+    assert not explain(lambda x: x * 1000 + 0.3, spec, (x32,)).ok
+
+
+def test_integer_outputs_and_a_watch_after_a_right_output():
+    reads = []
+
+    def watch(args):
+        reads.clear()
+        return (args[0], reads), lambda: f"right, but it read {len(reads)} times." if len(reads) > 1 else None
+
+    spec = Spec(name="ids", reference=lambda x, log=None: np.argsort(x), cases=[Case("x", (np.array([3.0, 1, 2]),))],
+                rtol=0, atol=0, integers="token ids are integers: .astype(int).", watch=watch)
+    x = np.array([3.0, 1, 2])
+    assert explain(lambda x, log: log.append(1) or np.argsort(x), spec, (x,)).ok
+    problem = explain(lambda x, log: np.argsort(x).astype(float), spec, (x,)).problem
+    assert problem == "your function returned float64 numbers; token ids are integers: .astype(int)."
+    problem = explain(lambda x, log: log.extend([1, 1, 1]) or np.argsort(x), spec, (x,)).problem
+    assert problem == "right, but it read 3 times."
+    assert explain(lambda x, log: np.argsort(-x), spec, (x,)).problem.startswith("the largest difference")
+
+
+def test_a_mistake_that_does_not_apply_returns_none():
+    spec = Spec(name="attend", reference=_attend, cases=SPEC.cases,
+                mistakes={"only for one token": lambda X: None if len(X) > 1 else X,
+                          "not scaled": SPEC.mistakes["not scaled"]})
+    assert explain(SPEC.mistakes["not scaled"], spec, (np.eye(3),)).problem == "not scaled"
+    assert explain(lambda X: np.full((), np.nan), spec, (np.eye(3),)).problem.startswith("your function returned shape")
+
+
+def test_none_on_a_later_input_is_a_missing_return(capsys):
+    v, out = run(lambda X: _attend(X) if X.shape == (3, 2) else None, capsys)
+    assert not v and "on X of shape (1, 4): one token: your function returned None on this input" in out
+    assert "is a `return` missing on some path?" in out and NOT_ANSWERED not in out
+
+
+def _stub(X):
+    ...
+
+
+def test_a_name_that_is_none_on_the_failing_line_points_to_a_stub(capsys):
+    def on_a_stub(X):
+        h = _stub(X)  # a helper still `...`
+        return h @ X
+
+    v, out = run(on_a_stub, capsys)
+    assert "raised ValueError" in out and "at line 3 of on_a_stub: `return h @ X`" in out, out
+    assert "`h` is None there: does the function that made it (a stub above?) still return None?" in out
+    v, out = run(lambda X: _stub(X) + 1, capsys)
+    assert "at line 1 of your function" in out and "Something was None" in out and "a stub above?" in out, out
+
+
+def test_a_broadcast_error_gets_the_specs_sentence_only_for_operands(capsys):
+    def row_max(X):
+        return X - X.max(axis=-1)  # (T, d) - (T,)
+
+    def assigns(X):
+        out = np.zeros((len(X), 1))
+        out[:] = X  # an assignment of the wrong shape: not a missing axis
+        return out
+
+    plain = explain(row_max, SPEC, (np.ones((3, 2)),)).problem
+    assert "operands could not be broadcast together" in plain and "keepdims" not in plain
+    spec = Spec(name="attend", reference=_attend, cases=SPEC.cases, broadcast="Keep the axis: keepdims=True.")
+    said = explain(row_max, spec, (np.ones((3, 2)),)).problem
+    assert said.endswith("`. Keep the axis: keepdims=True."), said
+    assigned = explain(assigns, spec, (np.ones((3, 2)),)).problem
+    assert "could not broadcast input array" in assigned and "keepdims" not in assigned, assigned
+
+
+def test_no_empty_backticks_when_the_source_line_is_unavailable():
+    namespace = {"np": np}
+    exec(compile("def hidden(X):\n    return X @ X\n", "<not a file>", "exec"), namespace)  # no source to read
+    problem = explain(namespace["hidden"], SPEC, (np.ones((3, 2)),)).problem
+    assert "at line 2 of hidden." in problem and "``" not in problem, problem
+
+
+def test_a_list_with_the_right_numbers_says_so():
+    assert explain(lambda X: _attend(X).tolist(), SPEC, (np.eye(3),)).problem.startswith(
+        "your function returned a Python list, with the right numbers; return a NumPy array")
+    assert explain(lambda X: [1.0], SPEC, (np.eye(3),)).problem.startswith(
+        "your function returned a Python list; return a NumPy array")

@@ -228,6 +228,11 @@ NB01 = [
         "most/itself-other-X", nb01.check_most_attended, np.arange(5), "attends most to itself", args=(X0,)
     ),
     wrong("most/counted-from-1-other-X", nb01.check_most_attended, W0_MOST + 1, "one too large", args=(X0,)),
+    # Build: the student's own attend(X), written as a student would (its own table: tests/test_build_nb01.py)
+    right("attend/by-hand", nb01.check_attend, lambda X: sm_by_hand(X @ X.T / np.sqrt(X.shape[1])) @ X),
+    wrong("attend/not-scaled", nb01.check_attend, lambda X: sm_by_hand(X @ X.T) @ X, "not scaled"),
+    wrong("attend/axis-0", nb01.check_attend, lambda X: sm_by_hand(X @ X.T / np.sqrt(X.shape[1]), axis=0) @ X,
+          "the softmax ran over axis 0"),
 ]
 
 # ------------------------------------------------------------------------------------------ nb02
@@ -327,6 +332,11 @@ NB02 = [
         _query2(np.round(W2, 1)),
         "weights were rounded to 1 decimal before multiplying",
     ),
+    # Build: the student's own self_attention (its own table: tests/test_build_nb02.py)
+    right("self-attention/by-hand", nb02.check_self_attention,
+          lambda X, Wq, Wk, Wv: sm_by_hand((X @ Wq) @ (X @ Wk).T / np.sqrt(Wk.shape[1])) @ (X @ Wv)),
+    wrong("self-attention/not-scaled", nb02.check_self_attention,
+          lambda X, Wq, Wk, Wv: sm_by_hand((X @ Wq) @ (X @ Wk).T) @ (X @ Wv), "not scaled"),
 ]
 
 # ------------------------------------------------------------------------------------------ nb03
@@ -683,6 +693,11 @@ NB04 = [
         "without W_o",
         args=(HO, WO_SQ),
     ),
+    # Build: the student's own multi_head_attention (its own table: tests/test_build_nb04.py)
+    right("mha/helpers", nb04.check_multi_head_attention,
+          lambda X, Wq, Wk, Wv, Wo, h: multi_head_attention(X, Wq, Wk, Wv, h, Wo)[0]),
+    wrong("mha/no-W_o", nb04.check_multi_head_attention,
+          lambda X, Wq, Wk, Wv, Wo, h: multi_head_attention(X, Wq, Wk, Wv, h)[0], "W_o is missing"),
 ]
 
 CASES = [
@@ -742,6 +757,9 @@ CHECKS = [
     Check("nb04.check_merge_heads", nb04.check_merge_heads, (HEADS,), 1),
     Check("nb04.check_head_weights", nb04.check_head_weights, (XM, WQ, WK, 4), 1),
     Check("nb04.check_output_projection", nb04.check_output_projection, (HO, WO), 1),
+    Check("nb01.check_attend", nb01.check_attend, (), 1),
+    Check("nb02.check_self_attention", nb02.check_self_attention, (), 1),
+    Check("nb04.check_multi_head_attention", nb04.check_multi_head_attention, (), 1),
 ]
 
 
@@ -894,7 +912,7 @@ def test_stable_softmax_never_raises_on_a_bad_function(
 def test_stable_softmax_reports_what_the_function_raised(capsys: pytest.CaptureFixture[str]) -> None:
     assert not nb03.check_stable_softmax(_raises)
     out = capsys.readouterr().out
-    assert "raised RuntimeError: student code blew up" in out
+    assert "raised RuntimeError (student code blew up)" in out
     assert "small scores" in out  # names the input it failed on
 
 
@@ -936,7 +954,9 @@ def test_verdict_displays_nothing(ok: bool, capsys: pytest.CaptureFixture[str]) 
 # the exercises that compute an exp (a softmax or a log-sum-exp); only their NaN verdict may ask "did exp overflow?"
 EXP_CHECKS = {nb01.check_weights, nb01.check_output, nb01.check_text000_weights, nb02.check_weights,
               nb02.check_output_query2, nb03.check_logsumexp, nb04.check_head_weights}
-_NO_NAN_ANSWER = {nb03.check_stable_softmax, nb03.check_largest_safe_x}  # a function; one number with its own verdict
+# the Build checks take a function (their NaN: tests/test_build_nbNN.py); one number with its own verdict
+_NO_NAN_ANSWER = {nb01.check_attend, nb02.check_self_attention, nb03.check_stable_softmax,
+                  nb04.check_multi_head_attention, nb03.check_largest_safe_x}
 _FIRST_RIGHT = list({c.check: c for c in reversed(CASES) if c.marks and set(c.marks) == {"✅"}
                      and c.check is not _ca and c.check not in _NO_NAN_ANSWER}.values())
 

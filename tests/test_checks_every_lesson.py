@@ -149,9 +149,10 @@ ANY_NUMBER = {"int 3": 3}
 RIGHT_BY_CHANCE = {"nb08.check_merge"}  # 3 is the right m of 08's merge: its other two parts are wrong
 
 
+@pytest.mark.filterwarnings("error::numpy.exceptions.ComplexWarning")  # complex answers: said in words, not warned
 @pytest.mark.parametrize("key", CHECKS)
 def test_garbage_never_raises(key: str, capsys: pytest.CaptureFixture[str]) -> None:
-    """Any answer at all: no exception, a falsy Verdict, one ❌ line per answer and no ✅."""
+    """Any answer at all: no exception, no warning of a cast, a falsy Verdict, one ❌ line per answer and no ✅."""
     problems = []
     for label, answer in {**GARBAGE, **ANY_NUMBER}.items():
         try:

@@ -196,8 +196,18 @@ EX4 = [
     wrong("rotary/other-shape", nb05.check_rotary, np.zeros((4, 2)), "(4, 2)", "(4, 4)"),
 ]
 
-CASES = [c._replace(id=f"ex{n}:{c.id}") for n, table in enumerate((EX1, EX2, EX3, EX4), start=1) for c in table]
-CHECKS = [nb05.check_shuffled_weights, nb05.check_sinusoidal, nb05.check_dog_row, nb05.check_rotary]
+
+# Build: the student's own sinusoidal_positions(T, d) (its own table: tests/test_build_nb05.py)
+BUILD = [
+    right("build/loop", nb05.check_sinusoidal_positions, table_by_loop),
+    wrong("build/sin-cos-swapped", nb05.check_sinusoidal_positions, lambda T, d: table_by_loop(T, d, swap=True),
+          "sin and cos are swapped"),
+]
+
+CASES = [c._replace(id=f"ex{n}:{c.id}") for n, table in enumerate((EX1, EX2, EX3, EX4, BUILD), start=1)
+         for c in table]
+CHECKS = [nb05.check_shuffled_weights, nb05.check_sinusoidal, nb05.check_dog_row, nb05.check_rotary,
+          nb05.check_sinusoidal_positions]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

@@ -207,8 +207,27 @@ EX4 = [
     wrong("cross/other-shape", nb06.check_cross_weights, np.zeros((3, 5)), "(3, 5)", "(3, 8)"),
 ]
 
-CASES = [c._replace(id=f"ex{n}:{c.id}") for n, table in enumerate((EX1, EX2, EX3, EX4), start=1) for c in table]
-CHECKS = [nb06.check_causal_mask, nb06.check_padding_mask, nb06.check_masked_row, nb06.check_cross_weights]
+
+
+def causal_by_hand(Q: np.ndarray, K: np.ndarray, V: np.ndarray, *, scale: bool = True) -> np.ndarray:
+    """softmax(Q Kᵀ/√d_k + causal mask) V, as a student writes it (scale=False: the slip of no √d_k)."""
+    T = len(Q)
+    S = Q @ K.T / (np.sqrt(K.shape[1]) if scale else 1.0)  # (T, T)
+    S = np.where(np.arange(T)[None, :] <= np.arange(T)[:, None], S, -np.inf)  # future keys hidden
+    return softmax_by_hand_rows(S) @ V  # (T, d_v)
+
+
+# Build: the student's own causal_attention(Q, K, V) (its own table: tests/test_build_nb06.py)
+BUILD = [
+    right("build/by-hand", nb06.check_causal_attention, causal_by_hand),
+    wrong("build/not-scaled", nb06.check_causal_attention, lambda Q, K, V: causal_by_hand(Q, K, V, scale=False),
+          "the scores are not scaled"),
+]
+
+CASES = [c._replace(id=f"ex{n}:{c.id}") for n, table in enumerate((EX1, EX2, EX3, EX4, BUILD), start=1)
+         for c in table]
+CHECKS = [nb06.check_causal_mask, nb06.check_padding_mask, nb06.check_masked_row, nb06.check_cross_weights,
+          nb06.check_causal_attention]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

@@ -172,17 +172,17 @@ def test_one_wrong_cell_is_the_one_cell_marked_and_named_by_its_index():
 
 @pytest.mark.parametrize("fn, words, drawn", [
     (raises, "your function raised ValueError", False),
-    (two_columns, "your output has shape (3, 2), expected (3, 3).", True),
+    (two_columns, "your function returned shape (3, 2), expected (3, 3).", True),
     (stub, "Not answered yet", False),
-    (lambda *a: [[1.0, 2.0]], "your function returns a list; return a NumPy array", False),
-    (42, "pass your function itself (its name, without parentheses), got a int.", False),
+    (lambda *a: [[1.0, 2.0]], "your function returned a Python list; return a NumPy array", False),
+    (42, "expected a function to call, got int: pass your function itself (its name, without parentheses).", False),
 ])
 def test_a_function_that_fails_is_said_in_the_readout_and_the_widget_keeps_working(fn, words, drawn, capsys):
     ex = qkv(fn)
     assert ex.yours_verdict.startswith(f"❌ your self_attention: {words}")
     assert ex.yours_verdict in readout_words(ex)
     if fn is raises:
-        assert "(line 2 of your function: `return args[0] @ np.ones((99, 2))" in ex.yours_verdict
+        assert "at line 2 of raises: `return args[0] @ np.ones((99, 2))" in ex.yours_verdict
     view, payload = yours_view(ex)
     assert len(view.panels) == (2 if drawn else 1)  # the reference always; theirs when it is an array to draw
     if drawn:  # a wrong shape: drawn as it is, every cell outlined (none is right)

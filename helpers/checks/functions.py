@@ -8,26 +8,37 @@ wrong function with the sentence that names it, and the inputs to try (``Case``:
 readout (``yours=``) and the check say the same words: one engine, one set of messages.
 
 Nothing here raises on a student's mistake. Each gets its own sentence: not answered yet (the stub returns
-None), not a function, an exception inside the student's code (its type, message and the student's own line),
-a list instead of an array, a wrong shape, NaN or inf, inputs changed in place, and the named mistakes.
-A mistake is recognised when the student's output equals that wrong function's output on the same input.
+None), not a function, an exception inside the student's code (its type, message, the student's own line, and
+which name on that line is None when a stub above still returns None), a list instead of an array, a wrong
+shape, NaN or inf, inputs changed in place (arrays, or arrays inside a dict of parameters), floats where integers
+(token ids) are due, and the named mistakes. A mistake is recognised when the student's output equals that wrong
+function's output on the same input.
 """
 
 from __future__ import annotations
 
 import inspect
 import linecache
-import traceback
+import re
+import sysconfig
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
 
 import numpy as np
 
+import helpers
 from helpers.checks import NOT_ANSWERED, Verdict, verdict
 
 __all__ = ["Case", "Spec", "Outcome", "call_student", "explain", "check_function", "first_difference",
-           "reference_outputs"]
+           "reference_outputs", "RETURNS_NONE", "KEEPDIMS"]
+
+RETURNS_NONE = f"{NOT_ANSWERED} (your function returns None: write its body, and `return` the result)."
+# Spec.broadcast of a lesson whose function sums or takes a max over an axis (a softmax written by hand)
+KEEPDIMS = ("A sum or max over the last axis drops that axis: keep it with keepdims=True (or index [..., None]) so "
+            "the shapes line up.")
 
 
 @dataclass(frozen=True)
@@ -49,7 +60,15 @@ class Spec:
     ``symptoms`` maps a sentence ("your result contains inf: exp overflowed.") to a test of the student's output
     (one array); for an output that no mistake explains, the first symptom that holds is said before the largest
     difference. ``may_overwrite`` allows a function that overwrites its inputs (an in-place softmax): the engine
-    passes copies either way.
+    passes copies either way. A mistake may return None: it does not apply to that input.
+
+    ``broadcast`` follows an exception whose operands could not be broadcast together (e.g. ``KEEPDIMS``, for a
+    function that sums over an axis); none by default. ``tolerance`` maps a dtype of the right output to a
+    tolerance relative to its largest |value|: the outputs match when |got − want| <= tol · max(1, max |want|)
+    (with ``rtol``; other dtypes use rtol and atol). ``integers``, when given, is said after "your function
+    returned float64 numbers; " for an output that is not of an integer dtype (token ids). ``watch(args)`` gives
+    (the arguments to pass the student instead of ``args``, a function called once the output is right: what is
+    still wrong, e.g. the work it did, or None).
     """
 
     name: str
@@ -63,6 +82,10 @@ class Spec:
     done: str = ""
     symptoms: Mapping[str, Callable[[np.ndarray], bool]] = field(default_factory=dict)
     may_overwrite: bool = False
+    broadcast: str = ""
+    tolerance: Mapping[np.dtype, float] = field(default_factory=dict)
+    integers: str = ""
+    watch: Callable[[tuple], tuple[tuple, Callable[[], str | None]]] | None = None
 
 
 @dataclass
@@ -84,51 +107,98 @@ class Outcome:
 
 _RAISED = "your function raised"
 
+_NOT_STUDENT = tuple(str(Path(p).resolve()) for p in {
+    Path(helpers.__file__).parent, Path(np.__file__).parent,
+    sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
 
-def _student_line(fn: Callable, err: BaseException) -> str:
-    """' (line 3 of your function: `return x @ y`)' for the deepest frame of the error inside fn's own file."""
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return ""
-    frames = [f for f in traceback.extract_tb(err.__traceback__) if f.filename == code.co_filename]
-    if not frames:
-        return ""
-    frame = frames[-1]
-    text = (frame.line or linecache.getline(frame.filename, frame.lineno)).strip()
-    return f" (line {frame.lineno - code.co_firstlineno + 1} of your function: `{text}`)"
+
+def _is_students(filename: str) -> bool:
+    """A traceback frame in the student's code: not in helpers, NumPy, the standard library or site-packages."""
+    try:
+        return not str(Path(filename).resolve()).startswith(_NOT_STUDENT)
+    except (OSError, ValueError):
+        return True
+
+
+def raised_sentence(err: BaseException, broadcast: str = "") -> str:
+    """What went wrong inside the student's code: the error's type and message, the student's deepest line ("at
+    line 3 of attend: `...`", counted from the def line), and, when a name on that line is None there, that a
+    stub above may still return None. ``broadcast`` follows an error of operands that cannot be broadcast."""
+    text = str(err).strip()
+    message = text.splitlines()[0][:200] if text else ""
+    tb: TracebackType | None = err.__traceback__
+    mine = None
+    while tb is not None:
+        if _is_students(tb.tb_frame.f_code.co_filename):
+            mine = tb
+        tb = tb.tb_next
+    where, hint = "", ""
+    if mine is not None:
+        code, lineno = mine.tb_frame.f_code, mine.tb_lineno
+        line = linecache.getline(code.co_filename, lineno).strip()
+        name = "your function" if code.co_name == "<lambda>" else code.co_name
+        where = f" at line {lineno - code.co_firstlineno + 1} of {name}" + (f": `{line}`" if line else "")
+        local = mine.tb_frame.f_locals
+        nones = [n for n in dict.fromkeys(re.findall(r"[A-Za-z_]\w*", line)) if n in local and local[n] is None]
+        if nones:
+            hint = f" `{nones[0]}` is None there: does the function that made it (a stub above?) still return None?"
+    if not hint and "NoneType" in message:
+        hint = " Something was None: does a function it calls (a stub above?) still return None?"
+    extra = f" {broadcast}" if broadcast and "be broadcast" in message else ""  # not "could not broadcast input"
+    return f"{_RAISED} {type(err).__name__}" + (f" ({message})" if message else "") + f"{where}.{hint}{extra}"
 
 
 def _copy(x: object) -> object:
-    return x.copy() if isinstance(x, np.ndarray) else x
+    """A copy of an array, or of a dict of them (a model's parameters); anything else as it is."""
+    if isinstance(x, np.ndarray):
+        return x.copy()
+    if isinstance(x, dict):
+        return {k: _copy(v) for k, v in x.items()}
+    return x
 
 
-def call_student(fn: object, args: tuple, may_overwrite: bool = False) -> tuple[object, str | None]:
+def _changed(name: str, before: object, after: object) -> str | None:
+    """The name of the first input the student's call changed in place ("params['l0.b_1']"), or None."""
+    if isinstance(before, np.ndarray):
+        same = (isinstance(after, np.ndarray) and before.shape == after.shape
+                and np.array_equal(np.asarray(before), np.asarray(after), equal_nan=True))
+        return None if same else name
+    if isinstance(before, dict):
+        if not isinstance(after, dict) or set(after) != set(before):
+            return name
+        return next((found for k, v in before.items() if (found := _changed(f"{name}[{k!r}]", v, after[k]))), None)
+    return None
+
+
+def call_student(fn: object, args: tuple, may_overwrite: bool = False, broadcast: str = ""
+                 ) -> tuple[object, str | None]:
     """``fn(*args)`` on copies of the array arguments; (result, None), or (None, the sentence for what went wrong).
 
     Float warnings are recorded and dropped (a raw warning would print a machine path); an exception is reported
-    with its type, message and the student's line; an argument changed in place is named (unless may_overwrite).
+    with its type, message and the student's line (``broadcast`` follows an error of shapes that cannot be
+    broadcast); an argument changed in place (an array, or an array in a dict) is named (unless may_overwrite).
     """
     if fn is None or fn is Ellipsis:
         return None, NOT_ANSWERED
     if not callable(fn):
-        return None, f"pass your function itself (its name, without parentheses), got a {type(fn).__name__}."
+        return None, (f"expected a function to call, got {type(fn).__name__}: pass your function itself (its name, "
+                      "without parentheses).")
     given = tuple(_copy(a) for a in args)
     try:
         with warnings.catch_warnings(record=True), np.errstate(all="ignore"):
             warnings.simplefilter("always")
             result = fn(*given)
     except Exception as err:  # the student's code may raise anything: report it, never crash
-        extra = " Keep the summed axis with keepdims=True so the shapes line up." if "broadcast" in str(err) else ""
-        return None, f"{_RAISED} {type(err).__name__}: {err}{_student_line(fn, err)}.{extra}"
+        return None, raised_sentence(err, broadcast)
     names = list(inspect.signature(fn).parameters) if _has_signature(fn) else []
     for i, (before, after) in enumerate(zip(args, given, strict=True)):
-        if not may_overwrite and isinstance(before, np.ndarray) and not (  # may_overwrite: e.g. in-place softmax
-                before.shape == after.shape and np.array_equal(before, after, equal_nan=True)):
-            which = names[i] if i < len(names) else f"argument {i + 1}"
-            return None, (f"your function changed its input {which} in place (e.g. `{which} -= ...` or "
-                          f"`{which}[...] = ...`): compute a new array instead, the caller still needs {which}.")
+        which = names[i] if i < len(names) else f"argument {i + 1}"
+        where = None if may_overwrite else _changed(which, before, after)  # may_overwrite: e.g. in-place softmax
+        if where:
+            return None, (f"your function changed its input {where} in place (e.g. `{where} -= ...` or "
+                          f"`{where}[...] = ...`): compute a new array instead, the caller still needs {which}.")
     if result is None:
-        return None, f"{NOT_ANSWERED} (your function returns None: write its body, and `return` the result)."
+        return None, RETURNS_NONE
     return result, None
 
 
@@ -153,7 +223,8 @@ def _as_floats(x: object) -> np.ndarray | None:
     return arr
 
 
-def _parts(result: object, spec: Spec) -> tuple[list[np.ndarray] | None, str | None]:
+def _parts(result: object, spec: Spec, want: list[np.ndarray], tol: tuple[float, float]
+           ) -> tuple[list[np.ndarray] | None, str | None]:
     """The student's result as float arrays, one per output; or None and why it is not one."""
     n = len(spec.outputs)
     if n:
@@ -164,8 +235,11 @@ def _parts(result: object, spec: Spec) -> tuple[list[np.ndarray] | None, str | N
         items = list(result)
     else:
         if isinstance(result, (list, tuple)):
-            return None, (f"your function returns a {type(result).__name__}; return a NumPy array "
-                          "(np.array(...) or the result of an array operation).")
+            numbers = _as_floats(result)
+            right = numbers is not None and numbers.shape == want[0].shape and _allclose(numbers, want[0], *tol)
+            return None, (f"your function returned a Python {type(result).__name__}"
+                          + (", with the right numbers" if right else "")
+                          + "; return a NumPy array (np.array(...), or build it with NumPy operations).")
         items = [result]
     arrays = []
     for label, item in zip(spec.outputs or ("your output",), items, strict=True):
@@ -177,14 +251,18 @@ def _parts(result: object, spec: Spec) -> tuple[list[np.ndarray] | None, str | N
 
 
 def reference_outputs(spec: Spec, args: tuple) -> tuple[list[np.ndarray], tuple[float, float]]:
-    """The right output as float64 arrays, and the tolerance (rtol, atol) to compare with: the spec's, or
-    coarser where the reference computes in a type with fewer digits (float16: rtol 2 eps = 0.002)."""
+    """The right output as float64 arrays, and the tolerance (rtol, atol) to compare with: the spec's, or coarser
+    where the reference computes in a type with fewer digits (float16: rtol 2 eps = 0.002), or, for a dtype in
+    ``spec.tolerance``, that tolerance times max(1, the largest |value|) as atol."""
     with np.errstate(all="ignore"):
         want = spec.reference(*(_copy(a) for a in args))
     parts = [np.asarray(w) for w in (want if spec.outputs else (want,))]
     rtol, atol = spec.rtol, spec.atol
     for w in parts:
-        if np.issubdtype(w.dtype, np.floating):
+        if w.dtype in spec.tolerance:
+            finite = np.abs(w[np.isfinite(w)])
+            atol = max(atol, spec.tolerance[w.dtype] * max(1.0, float(finite.max()) if finite.size else 1.0))
+        elif np.issubdtype(w.dtype, np.floating):
             fi = np.finfo(w.dtype)
             rtol, atol = max(rtol, 2 * float(fi.eps)), max(atol, float(fi.tiny))
     return [w.astype(np.float64) for w in parts], (rtol, atol)
@@ -218,6 +296,8 @@ def _named_mistake(spec: Spec, args: tuple, got: list[np.ndarray], tol: tuple[fl
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
                 made = wrong(*(_copy(a) for a in args))
+            if made is None:  # this mistake does not apply to this input
+                continue
             predicted = [np.asarray(m, dtype=np.float64) for m in (made if spec.outputs else (made,))]
         except Exception:  # a mistake that cannot even run on this input (e.g. shapes only a square case allows)
             continue
@@ -226,15 +306,31 @@ def _named_mistake(spec: Spec, args: tuple, got: list[np.ndarray], tol: tuple[fl
     return None
 
 
+def _not_integers(result: object, spec: Spec) -> str | None:
+    """For a Spec of integer outputs (``integers``): the sentence for a part that is not of an integer dtype."""
+    if not spec.integers:
+        return None
+    for item in (result if spec.outputs else (result,)):
+        dtype = np.asarray(item).dtype
+        if dtype.kind not in "iu":
+            return f"your function returned {dtype} numbers; {spec.integers}"
+    return None
+
+
+def _first(test: np.ndarray) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.argwhere(test)[0])
+
+
 def explain(fn: object, spec: Spec, args: tuple) -> Outcome:
     """Run the student's function on one input and say what is wrong (None when right). Never raises."""
-    result, problem = call_student(fn, args, spec.may_overwrite)
-    if problem is not None:
-        return Outcome(None, problem)
-    got, problem = _parts(result, spec)
+    given, after = spec.watch(args) if spec.watch is not None else (args, None)
+    result, problem = call_student(fn, given, spec.may_overwrite, spec.broadcast)
     if problem is not None:
         return Outcome(None, problem)
     want, tol = reference_outputs(spec, args)
+    got, problem = _parts(result, spec, want, tol)
+    if problem is not None:
+        return Outcome(None, problem)
     value = tuple(got) if spec.outputs else got[0]
     for g, w, label in zip(got, want, spec.outputs or ("your output",), strict=True):
         if g.shape != w.shape:
@@ -244,19 +340,27 @@ def explain(fn: object, spec: Spec, args: tuple) -> Outcome:
                 return Outcome(value if g.size else None, named)
             flip = " (the transpose of the right shape: which axis holds the tokens?)" if g.shape == w.shape[::-1] \
                 else ""
-            return Outcome(value if g.size else None, f"{label} has shape {g.shape}, expected {w.shape}{flip}.")
+            said = "your function returned shape" if label == "your output" else f"{label} has shape"
+            return Outcome(value if g.size else None, f"{said} {g.shape}, expected {w.shape}{flip}.")
+    problem = _not_integers(result, spec)
+    if problem is not None:
+        return Outcome(value, problem)
     if _close(got, want, tol):
-        return Outcome(value, None)
+        return Outcome(value, after() if after is not None else None)
     named = _named_mistake(spec, args, got, tol)
     if named is not None:
         return Outcome(value, named)
     for g, w, label in zip(got, want, spec.outputs or ("your output",), strict=True):
         if not _allclose(g, w, *tol):
-            bad = np.isnan(g).any() and not np.isnan(w).any()
             why = next((f"{sentence} " for sentence, holds in spec.symptoms.items() if _holds(holds, g)), "")
-            if not why and bad:
-                why = "holds NaN where the right answer has none: an exp overflowed (inf/inf) or 0/0 somewhere; "
-            name = "" if label == "your output" else f"{label}: "
+            if not why and (np.isnan(g) & ~np.isnan(w)).any():
+                why = (f"{label} holds NaN (not a number), first at index {_first(np.isnan(g) & ~np.isnan(w))}, where "
+                       "the right answer has none: 0/0, inf − inf (an exp that overflowed), or the square root of a "
+                       "negative number; find the first step that gives one. ")
+            elif not why and (np.isinf(g) & ~np.isinf(w)).any():
+                why = (f"{label} holds inf, first at index {_first(np.isinf(g) & ~np.isinf(w))}, where the right "
+                       "answer has none: a division by 0 or an overflow. ")
+            name = "" if label == "your output" or why.startswith(label) else f"{label}: "
             return Outcome(value, f"{name}{why}{first_difference(g, w)}.", vague=True)
     return Outcome(value, None)  # pragma: no cover - _close said no, so one part differs
 
@@ -275,17 +379,20 @@ def check_function(fn: object, spec: Spec) -> Verdict:
 
     When the first problem is only a difference no mistake explains, and the function raises on a later input,
     that exception is reported instead: it names the student's own line (e.g. a forgotten keepdims=True that
-    still runs on a square input).
+    still runs on a square input). None on the first input is "Not answered yet" (with the hint); None on a later
+    one, a `return` missing on some path.
     """
     if fn is None or fn is Ellipsis:
         return verdict(False, spec.name, f"{NOT_ANSWERED}. {spec.hint}".strip())
     first: tuple[Case, Outcome] | None = None
-    for case in spec.cases:
+    for i, case in enumerate(spec.cases):
         outcome = explain(fn, spec, case.args)
         if outcome.problem is None:
             continue
         if outcome.problem.startswith(NOT_ANSWERED):
-            return verdict(False, spec.name, f"{outcome.problem} {spec.hint}".strip())
+            if i == 0:
+                return verdict(False, spec.name, f"{outcome.problem} {spec.hint}".strip())
+            outcome = Outcome(None, "your function returned None on this input: is a `return` missing on some path?")
         if first is None:
             first = (case, outcome)
             if not outcome.vague:  # a named mistake, an exception, a wrong shape ...: say it now
@@ -297,4 +404,3 @@ def check_function(fn: object, spec: Spec) -> Verdict:
         return verdict(True, spec.name, f"correct on all {len(spec.cases)} inputs{spec.done}.")
     case, outcome = first
     return verdict(False, spec.name, f"on {case.label}: {outcome.problem}")
-

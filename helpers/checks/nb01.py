@@ -17,8 +17,8 @@ import math
 import numpy as np
 
 from helpers.attention import self_attention, softmax
-from helpers.checks import Verdict, check_array, exercise_check, input_array, verdict
-from helpers.checks.functions import Case, Spec, check_function
+from helpers.checks import Verdict, answer_floats, check_array, exercise_check, input_array, verdict
+from helpers.checks.functions import KEEPDIMS, Case, Spec, check_function
 from helpers.examples import T000_F1_X
 from helpers.sentence import embeddings
 
@@ -30,6 +30,7 @@ __all__ = [
     "check_text000_weights",
     "check_most_attended",
     "SPEC_ATTEND",
+    "check_attend",
 ]
 
 EXERCISE_X = np.array(
@@ -68,10 +69,10 @@ def _shape_verdict(answer: object, name: str, by_shape: dict[tuple, str]) -> Ver
     """A verdict for an answer whose shape betrays a known mistake, else None (let check_array judge)."""
     if answer is None or answer is Ellipsis:
         return None
-    try:
-        shape = np.shape(np.asarray(answer, dtype=float))
-    except (TypeError, ValueError, OverflowError):  # e.g. 10**400 does not fit a float
+    got = answer_floats(answer)  # None for complex numbers, text, ragged lists, 10**400: check_array says which
+    if got is None:
         return None
+    shape = got.shape
     if shape in by_shape:
         return verdict(False, name, f"your array has shape {shape}: {by_shape[shape]}")
     return None
@@ -217,10 +218,7 @@ def check_text000_weights(answer: object) -> Verdict:
     if shaped is not None:
         return shaped
     if answer is not None and answer is not Ellipsis:
-        try:
-            got = np.asarray(answer, dtype=float)
-        except (TypeError, ValueError, OverflowError):  # e.g. 10**400 does not fit a float
-            got = None
+        got = answer_floats(answer)  # None when not real numbers (complex, text, 10**400): check_array says which
         if got is not None and got.shape == (T, T) and np.allclose(got, global_max_row_sum, equal_nan=True):
             return verdict(
                 False,
@@ -255,10 +253,7 @@ def check_most_attended(answer: object, X: object = EXERCISE_X) -> Verdict:
     name = "most attended key"
     right = np.argmax(p["weights"], axis=-1)  # (T,)
     if answer is not None and answer is not Ellipsis:
-        try:
-            got = np.asarray(answer, dtype=float)
-        except (TypeError, ValueError, OverflowError):  # e.g. 10**400 does not fit a float
-            got = None
+        got = answer_floats(answer)  # None when not real numbers (complex, text, 10**400): check_array says which
         if (
             got is not None
             and got.shape == (T,)
@@ -342,6 +337,7 @@ def _rng_case(shape: tuple[int, int], seed: int, what: str = "") -> Case:
 
 SPEC_ATTEND = Spec(
     name="attend",
+    broadcast=KEEPDIMS,  # a row max or sum written without keepdims=True: say so
     reference=_attend,
     cases=[
         _rng_case((4, 4), 0, ", as many tokens as features"),

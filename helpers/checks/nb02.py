@@ -20,7 +20,7 @@ import numpy as np
 
 from helpers.attention import project_qkv, single_head_attention, softmax
 from helpers.checks import Verdict, check_array, exercise_check
-from helpers.checks.functions import Case, Spec, check_function
+from helpers.checks.functions import KEEPDIMS, Case, Spec, check_function
 from helpers.sentence import embeddings, pronoun_head
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "check_weights",
     "check_output_query2",
     "SPEC_SELF_ATTENTION",
+    "check_self_attention",
 ]
 
 EX_X = np.array([[1, 0, 1, 0], [0, 1, 1, 0], [1, 1, 0, 1], [0, 0, 1, 1]])  # (T=4, d_in=4)
@@ -246,6 +247,7 @@ def _rng_case(T: int, d_in: int, d_k: int, d_v: int, seed: int, what: str = "") 
 
 SPEC_SELF_ATTENTION = Spec(
     name="self_attention",
+    broadcast=KEEPDIMS,  # a row max or sum written without keepdims=True: say so
     reference=_self_attention,
     cases=[
         Case("the exercises' EX_X, EX_WQ, EX_WK, EX_WV, all (4, 4)",

@@ -17,7 +17,7 @@ import numpy as np
 from helpers import examples
 from helpers.attention import softmax
 from helpers.checks import NOT_ANSWERED, Verdict, check_array, exercise_check, verdict
-from helpers.checks.functions import Case, Spec, check_function
+from helpers.checks.functions import KEEPDIMS, Case, Spec, check_function
 from helpers.numerics import exp_limits, logsumexp
 
 __all__ = ["SOFTMAX_CASES", "SPEC_STABLE_SOFTMAX", "LSE_ROW", "check_stable_softmax", "check_largest_safe_x",
@@ -85,6 +85,7 @@ _SOFTMAX_HINT = (
 
 SPEC_STABLE_SOFTMAX = Spec(
     name="stable softmax",
+    broadcast=KEEPDIMS,  # a row max or sum written without keepdims=True: say so
     reference=_stable_softmax,
     cases=[Case(label, (x,)) for label, x in SOFTMAX_CASES],
     mistakes=_MISTAKES,

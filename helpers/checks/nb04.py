@@ -27,12 +27,12 @@ from helpers.attention import (
     split_heads,
 )
 from helpers.checks import Verdict, check_array_any_shape, exercise_check, input_array
-from helpers.checks.functions import Case, Spec, check_function
+from helpers.checks.functions import KEEPDIMS, Case, Spec, check_function
 from helpers.sentence import embeddings, two_heads
 from helpers.validate import check_int, check_qk_width, check_weight
 
 __all__ = ["check_split_heads", "check_merge_heads", "check_head_weights", "check_output_projection",
-           "SPEC_MULTI_HEAD_ATTENTION"]
+           "SPEC_MULTI_HEAD_ATTENTION", "check_multi_head_attention"]
 
 
 _check = check_array_any_shape
@@ -288,6 +288,7 @@ def _sentence_case() -> Case:
 
 SPEC_MULTI_HEAD_ATTENTION = Spec(
     name="multi_head_attention",
+    broadcast=KEEPDIMS,  # a row max or sum written without keepdims=True: say so
     reference=_multi_head_attention,
     cases=[
         _rng_case(5, 3, 6, 3, 1),  # first: √d_model ≠ d_head here (the running sentence has d_head = 2 = √4)

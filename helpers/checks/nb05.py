@@ -42,9 +42,9 @@ __all__ = [
     "check_sinusoidal",
     "check_dog_row",
     "check_rotary",
+    "SPEC_SINUSOIDAL_POSITIONS",
+    "check_sinusoidal_positions",
 ]
-# The Build exercise's SPEC_SINUSOIDAL_POSITIONS and check_sinusoidal_positions are imported by name; they stay
-# out of __all__ while tests/test_checks_nb05.py requires every listed check_ in its own answer table.
 
 EX_PERM = (7, 2, 5, 0, 3, 1, 6, 4)  # exercise 1: row t of the shuffled sentence is token EX_PERM[t]
 EX_T, EX_D_MODEL = 5, 4  # exercise 2: positions 0..4, four columns (two sin/cos pairs)

@@ -28,7 +28,7 @@ import numpy as np
 
 from helpers.attention import causal_mask, padding_mask, project_qkv, scaled_dot_product_attention, softmax
 from helpers.checks import Verdict, check_array_any_shape, check_mask, exercise_check
-from helpers.checks.functions import Case, Spec, check_function
+from helpers.checks.functions import KEEPDIMS, Case, Spec, check_function
 from helpers.sentence import adjective_head, embed, embeddings
 
 __all__ = [
@@ -43,9 +43,9 @@ __all__ = [
     "check_padding_mask",
     "check_masked_row",
     "check_cross_weights",
+    "SPEC_CAUSAL_ATTENTION",
+    "check_causal_attention",
 ]
-# The Build exercise's SPEC_CAUSAL_ATTENTION and check_causal_attention are imported by name; they stay out of
-# __all__ while tests/test_checks_nb06.py requires every listed check_ in its own answer table.
 
 EX_T = 5  # exercise 1: a causal mask for 5 tokens
 EX_LENGTHS = (3, 5, 1)  # exercise 2: three sentences of 3, 5 and 1 real tokens ...
@@ -279,6 +279,7 @@ def _build_cases() -> list[Case]:
 
 SPEC_CAUSAL_ATTENTION = Spec(
     name="causal_attention",
+    broadcast=KEEPDIMS,  # a row max or sum written without keepdims=True: say so
     reference=_causal_attention,
     cases=_build_cases(),
     mistakes={

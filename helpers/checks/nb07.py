@@ -26,7 +26,7 @@ import numpy as np
 from helpers.attention import causal_mask, softmax
 from helpers.backward import attention_backward_steps, softmax_backward, softmax_jacobian
 from helpers.checks import Verdict, answer_floats, check_array, exercise_check
-from helpers.checks.functions import Case, Spec, check_function
+from helpers.checks.functions import KEEPDIMS, Case, Spec, check_function
 from helpers.training import adam_step, target_pattern
 
 __all__ = [
@@ -226,6 +226,7 @@ def _build_cases() -> list[Case]:
 
 SPEC_SOFTMAX_BACKWARD = Spec(
     name="softmax_backward",
+    broadcast=KEEPDIMS,  # a row max or sum written without keepdims=True: say so
     reference=softmax_backward,
     cases=_build_cases(),
     mistakes={

@@ -38,7 +38,7 @@ from helpers.checks import (
     exercise_check,
     verdict,
 )
-from helpers.checks.functions import Case, Spec, check_function
+from helpers.checks.functions import KEEPDIMS, Case, Spec, check_function
 from helpers.generation import KVCache, decode_step, grouped_query_attention, kv_cache_bytes
 from helpers.sentence import TOKENS, embeddings, pronoun_head
 
@@ -282,6 +282,7 @@ def _build_cases() -> list[Case]:
 
 SPEC_ATTEND_WITH_CACHE = Spec(
     name="attend_with_cache",
+    broadcast=KEEPDIMS,  # a row max or sum written without keepdims=True: say so
     reference=_attend_with_cache,
     cases=_build_cases(),
     outputs=("output", "K_cache", "V_cache"),

@@ -13,13 +13,10 @@ one), compares with the reference from ``helpers`` and, when it differs, names t
 Shapes: T tokens, d (d_model) features, h heads of d_head = d_model / h, V the vocabulary, L layers.
 
 A check prints ONE line ("✅ name: ..." or "❌ name: on input k of n (what it was): what is wrong") and returns a
-``Verdict``, truthy when right. It never raises on a student's mistake: an exception inside the student's
-function is reported with its type, message and the student's line; None (a stub whose body is ``...``) is
-"Not answered yet"; a list, a wrong shape, NaN, a changed input array each get a sentence of their own.
-
-The engine (``call_student``, ``judge_array``, ``run_cases``) knows nothing about GPTs: it may move to a shared
-module for every lesson's function checks. ``explain_gpt_forward`` is the one diagnosis of a gpt_forward, used by
-``check_gpt_forward`` for each input and by a live explorer.
+``Verdict``, truthy when right. Each is a ``Spec`` of the Build exercises' engine (``helpers.checks.functions``,
+the same as lessons 01-09's): it never raises on a student's mistake, and an exception, None, a list, a wrong
+shape, NaN, a changed input array each get the engine's sentence. ``explain_gpt_forward`` runs gpt_forward's Spec
+on one input (the check's own words), for lesson 12's explorer (``yours=``).
 
 The wrong answers a check names are computed by ``_slipped_*`` below: the model of ``helpers.language_model``
 written out with one mistake at a time. The right answers come from ``helpers`` itself
@@ -28,20 +25,15 @@ written out with one mistake at a time. The right answers come from ``helpers`` 
 
 from __future__ import annotations
 
+import functools
 import math
-import re
-import sysconfig
-import traceback
-import warnings
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable
 
 import numpy as np
 
-import helpers
 from helpers.attention import causal_mask, multi_head_attention, softmax
-from helpers.checks import NOT_ANSWERED, Verdict, verdict
+from helpers.checks import Verdict
+from helpers.checks.functions import RETURNS_NONE, Case, Spec, call_student, check_function, explain
 from helpers.language_model import GPTConfig, forward, generate, init_params, load_model
 from helpers.layers import LN_EPS, gelu, layer_norm
 
@@ -56,206 +48,25 @@ __all__ = [
     "ready",
     "greedy_generate",
     "call_student",
-    "raised_sentence",
-    "judge_array",
-    "run_cases",
-    "Case",
     "SMALL_CONFIG",
     "TOLERANCE",
     "NOT_ANSWERED_SENTENCE",
 ]
 
-NOT_ANSWERED_SENTENCE = (f"{NOT_ANSWERED}: write the function's body (a stub's `...` returns None, and so does a "
-                         "function without `return`).")
+NOT_ANSWERED_SENTENCE = RETURNS_NONE  # what a stub (its body `...` returns None) is told, the engine's words
+# call_student: the engine's own (helpers.checks.functions), for the notebook's deep dive (block_backward), which
+# the notebook imports from its lesson's module
 TOLERANCE = {np.dtype(np.float64): 1e-7, np.dtype(np.float32): 1e-4}  # relative to max(1, the largest |right value|)
 
-# ============================================================================ the engine: any student function
 
-_NOT_STUDENT = tuple(str(Path(p).resolve()) for p in {
-    Path(helpers.__file__).parent, Path(np.__file__).parent,
-    sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
-
-
-def _is_students(filename: str) -> bool:
-    """A traceback frame in the student's code: not in helpers, NumPy, the standard library or site-packages."""
-    try:
-        path = str(Path(filename).resolve())
-    except (OSError, ValueError):
-        return True
-    return not path.startswith(_NOT_STUDENT)
+def _numbered(cases: list[tuple[str, tuple]]) -> list[Case]:
+    """The engine's cases, labelled "input k of n (what it is)": the check says "on input 2 of 7 (...): ..."."""
+    return [Case(f"input {i} of {len(cases)} ({label})", args) for i, (label, args) in enumerate(cases, start=1)]
 
 
-def raised_sentence(err: BaseException) -> str:
-    """What went wrong inside the student's function: its type, message, and the student's line."""
-    message = str(err).strip().splitlines()[0][:200] if str(err).strip() else ""
-    tbs = []
-    tb = err.__traceback__
-    while tb is not None:
-        tbs.append(tb)
-        tb = tb.tb_next
-    mine = [t for t in tbs if _is_students(t.tb_frame.f_code.co_filename)]
-    where, hint = "", ""
-    if mine:
-        frame = traceback.extract_tb(mine[-1], limit=1)[0]
-        line = (frame.line or "").strip()
-        where = f", at line {frame.lineno} of {frame.name}" + (f": `{line}`" if line else "")
-        local = mine[-1].tb_frame.f_locals
-        nones = [n for n in dict.fromkeys(re.findall(r"[A-Za-z_]\w*", line)) if n in local and local[n] is None]
-        if nones:
-            hint = (f" `{nones[0]}` is None there: does the function that made it (a stub above?) still return "
-                    "None?")
-    if not hint and "NoneType" in message:
-        hint = " Something was None: does a function it calls (a stub above?) still return None?"
-    return (f"your function raised {type(err).__name__}" + (f" ({message})" if message else "") + where
-            + "." + hint + " Run it on this input yourself to see the whole error.")
-
-
-def _copy_arg(a: object) -> object:
-    if isinstance(a, np.ndarray):
-        return a.copy()
-    if isinstance(a, dict):
-        return {k: _copy_arg(v) for k, v in a.items()}
-    return a
-
-
-def _changed(name: str, before: object, after: object) -> str | None:
-    """The name of the first input the student's call changed in place (None when none)."""
-    if isinstance(before, np.ndarray):
-        same = (isinstance(after, np.ndarray) and after.shape == before.shape
-                and np.array_equal(np.asarray(after), before, equal_nan=True))
-        return None if same else name
-    if isinstance(before, dict):
-        if not isinstance(after, dict) or set(after) != set(before):
-            return name
-        for k, v in before.items():
-            found = _changed(f"{name}[{k!r}]", v, after[k])
-            if found:
-                return found
-    return None
-
-
-def call_student(fn: Callable, args: tuple, names: tuple[str, ...]) -> tuple[object, str | None]:
-    """(the result of fn(*copies of args), None) or (None, the sentence for what went wrong); never raises.
-
-    The student gets copies; afterwards the copies are compared with ``args``, so a function that changes its
-    input arrays in place is named (and the caller's arrays stay as they were).
-    """
-    if not callable(fn):
-        return None, f"expected a function to call, got {type(fn).__name__}: pass the function itself, without ()."
-    copies = tuple(_copy_arg(a) for a in args)
-    try:
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # a warning would print a temporary file's path; NaN/inf are judged below
-            result = fn(*copies)
-    except Exception as err:  # noqa: BLE001 - any mistake inside the student's code is reported, never raised
-        return None, raised_sentence(err)
-    if result is None or result is Ellipsis:
-        return None, NOT_ANSWERED_SENTENCE
-    for name, before, after in zip(names, args, copies, strict=True):
-        where = _changed(name, before, after)
-        if where:
-            return result, (f"your function changed its input {where} in place (e.g. with `+=` or by writing into "
-                            "it), so the caller's array changed too. Make a new array instead: `x = x + ...`, not "
-                            "`x += ...`.")
-    return result, None
-
-
-def judge_array(result: object, right: np.ndarray, *, tol: float, mistakes: Callable[[], Mapping[str, object]]
-                = dict, integer: bool = False) -> tuple[np.ndarray | None, str | None]:
-    """(the result as a float array or None, None if it equals ``right`` else the sentence for what is wrong).
-
-    Equal: |result − right| <= tol · max(1, max |right|) everywhere. ``mistakes()`` maps a sentence to the array
-    that mistake gives (or None, or a function of no arguments returning one, called only when needed); it is
-    called only when the result is wrong, and the first sentence whose array the result equals (any shape) is
-    returned. integer=True: the result must hold integers (token ids).
-    """
-    if isinstance(result, (list, tuple)):
-        try:
-            numbers = np.asarray(result, dtype=float)
-            close = numbers.shape == right.shape and np.allclose(numbers, right, rtol=0, atol=tol * _scale(right))
-        except (TypeError, ValueError, OverflowError):
-            close = False
-        return None, (f"your function returned a Python {type(result).__name__}" + (", with the right numbers" if close
-                      else "") + "; return a NumPy array (np.array(...), or build it with NumPy operations).")
-    if not isinstance(result, (np.ndarray, np.generic, int, float)) or isinstance(result, bool):
-        return None, f"your function returned a {type(result).__name__}, expected a NumPy array of shape {right.shape}."
-    got = np.asarray(result)
-    if got.dtype.kind == "c":
-        return None, "your function returned complex numbers; every number here is real."
-    if got.dtype.kind not in "iufb" or got.dtype.kind == "b":
-        return None, f"your function returned an array of {got.dtype}, expected numbers of shape {right.shape}."
-    got_f = got.astype(np.float64)
-    found = None
-    if got_f.shape != right.shape:
-        found = _first_match(got_f, mistakes(), tol)
-        if found is None:
-            extra = " (the transpose of the right shape)" if got_f.shape == right.shape[::-1] else ""
-            found = f"your function returned shape {got_f.shape}{extra}, expected {right.shape}."
-        return got_f, found
-    if np.isnan(got_f).any():
-        where = tuple(int(i) for i in np.argwhere(np.isnan(got_f))[0])
-        return got_f, (f"your result holds NaN (not a number), first at index {where}: 0/0, inf − inf, the square "
-                       "root of a negative number, or a NaN in what it was computed from; find the first step that "
-                       "gives one.")
-    if np.isinf(got_f).any():
-        where = tuple(int(i) for i in np.argwhere(np.isinf(got_f))[0])
-        return got_f, f"your result holds inf, first at index {where}: a division by 0 or an overflow."
-    if integer and got.dtype.kind not in "iu":
-        return got_f, (f"your function returned {got.dtype} numbers; token ids are integers: build the result with "
-                       "an integer dtype (np.argmax gives one), or convert with .astype(int).")
-    if np.allclose(got_f, right, rtol=0, atol=tol * _scale(right)):
-        return got_f, None
-    found = _first_match(got_f, mistakes(), tol)
-    if found:
-        return got_f, found
-    diff = np.abs(got_f - right)
-    where = tuple(int(i) for i in np.unravel_index(np.argmax(diff), diff.shape))
-    return got_f, (f"the shape is right but the numbers differ; the largest difference is at index {where}: you have "
-                   f"{got_f[where]:.6g}, expected {right[where]:.6g}.")
-
-
-def _scale(a: np.ndarray) -> float:
-    return max(1.0, float(np.max(np.abs(a)))) if a.size else 1.0
-
-
-def _first_match(got: np.ndarray, mistakes: Mapping[str, object], tol: float) -> str | None:
-    for sentence, wrong in mistakes.items():
-        if callable(wrong):
-            with np.errstate(all="ignore"):
-                wrong = wrong()  # computed only when the ones before did not match
-        if wrong is None:
-            continue
-        wrong = np.asarray(wrong, dtype=np.float64)
-        if wrong.shape == got.shape and np.all(np.isfinite(wrong)) and np.allclose(
-                got, wrong, rtol=0, atol=tol * _scale(wrong)):
-            return sentence
-    return None
-
-
-@dataclass
-class Case:
-    """One input a check runs the student's function on: what to call it in a message, and the arguments."""
-
-    label: str
-    args: tuple
-
-
-def run_cases(name: str, fn: object, cases: list[Case], explain: Callable[[object, Case], str | None], *,
-              passed: str) -> Verdict:
-    """Run ``explain(fn, case)`` on each case; print one verdict line: the first input that fails, or ``passed``."""
-    n = len(cases)
-    for i, case in enumerate(cases, start=1):
-        try:
-            problem = explain(fn, case)
-        except Exception as err:  # noqa: BLE001 - a check must never raise on a student's function
-            problem = f"the check could not judge your result ({type(err).__name__}: {err})."
-        if problem == NOT_ANSWERED_SENTENCE:
-            if i == 1:
-                return verdict(False, name, problem)
-            problem = "your function returned None on this input: is a `return` missing on some path?"
-        if problem:
-            return verdict(False, name, f"on input {i} of {n} ({case.label}): {problem}")
-    return verdict(True, name, f"correct on all {n} inputs ({passed}).")
+def _f64(p: dict) -> dict:
+    """The parameters in float64 (the named mistakes are computed in float64, whatever the student's dtype)."""
+    return p if p["tok_emb"].dtype == np.float64 else {k: np.asarray(v, dtype=np.float64) for k, v in p.items()}
 
 
 def ready(fn: object, ok: object, reference: Callable, name: str) -> Callable:
@@ -473,44 +284,37 @@ _LN_MISTAKES = {
 def _ln_cases() -> list[Case]:
     rng = np.random.default_rng(151)
     d8 = lambda n: (rng.standard_normal(n) * 0.5 + 1, rng.standard_normal(n) * 0.5)  # noqa: E731 - g, b
-    cases = [Case("the running example: x (2, 4), as in 12's exercise",
-                  (np.array([[1.0, 2.0, 3.0, 6.0], [0.0, 0.0, 4.0, -4.0]]), np.array([1.0, 1.0, 2.0, 0.5]),
-                   np.array([0.0, 1.0, 0.0, 0.0])))]
+    cases = [("the running example: x (2, 4), as in 12's exercise",
+              (np.array([[1.0, 2.0, 3.0, 6.0], [0.0, 0.0, 4.0, -4.0]]), np.array([1.0, 1.0, 2.0, 0.5]),
+               np.array([0.0, 1.0, 0.0, 0.0])))]
     for label, shape in (("one token, x (1, 8)", (1, 8)), ("x (6, 16)", (6, 16)), ("a square x (5, 5)", (5, 5)),
                          ("one token as a vector, x (8,)", (8,)), ("leading axes, x (2, 3, 8)", (2, 3, 8))):
-        cases.append(Case(label, (rng.standard_normal(shape) * 3 + 1, *d8(shape[-1]))))
-    cases.append(Case("tokens whose features are nearly equal (variance about 1e-6, near eps), x (3, 8)",
-                      (1 + 1e-3 * rng.standard_normal((3, 8)), *d8(8))))
-    return cases
+        cases.append((label, (rng.standard_normal(shape) * 3 + 1, *d8(shape[-1]))))
+    cases.append(("tokens whose features are nearly equal (variance about 1e-6, near eps), x (3, 8)",
+                  (1 + 1e-3 * rng.standard_normal((3, 8)), *d8(8))))
+    return _numbered(cases)
 
 
-def _explain_layer_norm(fn: object, case: Case) -> str | None:
-    x, g, b = case.args
-    result, problem = call_student(fn, case.args, ("x", "g", "b"))
-    if problem and result is None:
-        if problem.startswith("your function raised ValueError") and "broadcast" in problem:
-            problem += (" A mean over the last axis has shape (T,) unless you keep the axis: x.mean(axis=-1, "
-                        "keepdims=True) has shape (T, 1), which lines up with x (T, d).")
-        return problem
-    right = layer_norm(x, g, b)
+def _ln_mistake(slip: str) -> Callable:
+    """The student's layer_norm with one slip (LayerNorm over axis 0 does not apply to one vector)."""
+    return lambda x, g, b: None if slip == "ln_axis0" and x.ndim < 2 else _ln(x, g, b, frozenset({slip}))
 
-    def mistakes() -> dict:
-        found = {}
-        for sentence, slip in _LN_MISTAKES.items():
-            if slip == "ln_axis0" and x.ndim < 2:
-                continue
-            with np.errstate(all="ignore"):
-                found[sentence] = _ln(x, g, b, frozenset({slip}))
-        return found
 
-    _, judged = judge_array(result, right, tol=TOLERANCE[np.dtype(np.float64)], mistakes=mistakes)
-    return problem or judged
+@functools.cache
+def _layer_norm_spec() -> Spec:
+    return Spec(
+        name="layer_norm", reference=layer_norm, cases=_ln_cases(), rtol=0, atol=0, tolerance=TOLERANCE,
+        mistakes={sentence: _ln_mistake(slip) for sentence, slip in _LN_MISTAKES.items()},
+        broadcast="A mean over the last axis has shape (T,) unless you keep the axis: x.mean(axis=-1, keepdims=True) "
+                  "has shape (T, 1), which lines up with x (T, d).",
+        hint="Hint: per token, over the last axis (keepdims=True): subtract the mean, divide by √(var + 1e-5) with "
+             "the biased variance (np.var's default), then multiply by g and add b.",
+        done=" (T = 1 to 6, d = 4 to 16, one vector, leading axes, a variance near eps; to 1e-7)")
 
 
 def check_layer_norm(fn: object) -> Verdict:
     """The student's layer_norm(x, g, b): LayerNorm over the last axis, biased variance, eps 1e-5 inside the root."""
-    return run_cases("layer_norm", fn, _ln_cases(), _explain_layer_norm,
-                     passed="T = 1 to 6, d = 4 to 16, one vector, leading axes, a variance near eps; to 1e-7")
+    return check_function(fn, _layer_norm_spec())
 
 
 # ============================================================================ gelu
@@ -530,31 +334,26 @@ _GELU_MISTAKES = {
 
 def _gelu_cases() -> list[Case]:
     rng = np.random.default_rng(152)
-    return [Case("the running example: z = [-3, -1, 0, 1, 3]", (np.array([-3.0, -1.0, 0.0, 1.0, 3.0]),)),
-            Case("x (4, 8)", (2 * rng.standard_normal((4, 8)),)),
-            Case("one number, x (1, 1)", (np.array([[0.7]]),)),
-            Case("large numbers, x = [-30, -10, 10, 30]", (np.array([-30.0, -10.0, 10.0, 30.0]),)),
-            Case("leading axes, x (2, 3, 5)", (rng.standard_normal((2, 3, 5)),))]
+    return _numbered([("the running example: z = [-3, -1, 0, 1, 3]", (np.array([-3.0, -1.0, 0.0, 1.0, 3.0]),)),
+                      ("x (4, 8)", (2 * rng.standard_normal((4, 8)),)),
+                      ("one number, x (1, 1)", (np.array([[0.7]]),)),
+                      ("large numbers, x = [-30, -10, 10, 30]", (np.array([-30.0, -10.0, 10.0, 30.0]),)),
+                      ("leading axes, x (2, 3, 5)", (rng.standard_normal((2, 3, 5)),))])
 
 
-def _explain_gelu(fn: object, case: Case) -> str | None:
-    (x,) = case.args
-    result, problem = call_student(fn, case.args, ("x",))
-    if problem and result is None:
-        return problem
-
-    def mistakes() -> dict:
-        with np.errstate(all="ignore"):
-            return {sentence: _gelu(x, frozenset({slip})) for sentence, slip in _GELU_MISTAKES.items()}
-
-    _, judged = judge_array(result, gelu(x), tol=TOLERANCE[np.dtype(np.float64)], mistakes=mistakes)
-    return problem or judged
+@functools.cache
+def _gelu_spec() -> Spec:
+    return Spec(
+        name="gelu", reference=gelu, cases=_gelu_cases(), rtol=0, atol=0, tolerance=TOLERANCE,
+        mistakes={sentence: (lambda x, slip=slip: _gelu(x, frozenset({slip})))
+                  for sentence, slip in _GELU_MISTAKES.items()},
+        hint="Hint: the tanh form, elementwise: ½ x (1 + tanh(√(2/π) (x + 0.044715 x³))).",
+        done=" (1-D to 3-D, one number, ±30; to 1e-7)")
 
 
 def check_gelu(fn: object) -> Verdict:
     """The student's gelu(x): the tanh form, elementwise."""
-    return run_cases("gelu", fn, _gelu_cases(), _explain_gelu,
-                     passed="1-D to 3-D, one number, ±30; to 1e-7")
+    return check_function(fn, _gelu_spec())
 
 
 # ============================================================================ block
@@ -598,40 +397,39 @@ def _block_cases() -> list[Case]:
     for key, T, layer in (("small", 5, 0), ("small", 1, 1), ("wide", 7, 0), ("small", 8, 1)):
         config, p = m[key]
         x = rng.standard_normal((T, config.d_model))
-        cases.append(Case(f"x ({T}, {config.d_model}), layer {layer} of {_model_label(key)}", (x, p, layer,
-                                                                                           config.n_heads)))
+        cases.append((f"x ({T}, {config.d_model}), layer {layer} of {_model_label(key)}", (x, p, layer,
+                                                                                       config.n_heads)))
     config, p64 = m["committed64"]
     prompt = m["prompt"]
     x64 = p64["tok_emb"][prompt] + p64["pos_emb"][:len(prompt)]  # (T, d_model) the stream entering block 0
-    cases.append(Case(f"the running example: '{'The attention weights of '}' entering layer 0 of "
-                      f"{_model_label('committed64')}", (x64, p64, 0, config.n_heads)))
+    cases.append((f"the running example: '{'The attention weights of '}' entering layer 0 of "
+                  f"{_model_label('committed64')}", (x64, p64, 0, config.n_heads)))
     p32 = m["committed32"][1]
-    cases.append(Case(f"the same x in float32, layer 1 of {_model_label('committed32')}",
-                      (x64.astype(np.float32), p32, 1, config.n_heads)))
-    return cases
+    cases.append((f"the same x in float32, layer 1 of {_model_label('committed32')}",
+                  (x64.astype(np.float32), p32, 1, config.n_heads)))
+    return _numbered(cases)
 
 
-def _explain_block(fn: object, case: Case) -> str | None:
-    x, p, layer, n_heads = case.args
-    result, problem = call_student(fn, case.args, ("x", "params", "layer", "n_heads"))
-    if problem and result is None:
-        return problem
-    right = reference_block(x, p, layer, n_heads).astype(np.float64)
-    p64 = {k: v.astype(np.float64) for k, v in p.items()} if x.dtype != np.float64 else p
+def _block_mistake(slips: frozenset) -> Callable:
+    """The student's block with the slips named, in float64 (using layer 0's parameters is no slip at layer 0)."""
+    return lambda x, p, layer, n_heads: (None if "layer0" in slips and layer == 0
+                                         else _slipped_block(x, _f64(p), layer, n_heads, slips))
 
-    def mistakes() -> dict:
-        return {sentence: (lambda slips=frozenset(slips): _slipped_block(x, p64, layer, n_heads, slips))
-                for sentence, slips in _BLOCK_MISTAKES.items() if not ("layer0" in slips and layer == 0)}
 
-    _, judged = judge_array(result, right, tol=TOLERANCE[np.dtype(x.dtype)], mistakes=mistakes)
-    return problem or judged
+@functools.cache
+def _block_spec() -> Spec:
+    return Spec(
+        name="block", reference=reference_block, cases=_block_cases(), rtol=0, atol=0, tolerance=TOLERANCE,
+        mistakes={sentence: _block_mistake(frozenset(slips)) for sentence, slips in _BLOCK_MISTAKES.items()},
+        hint="Hint: pre-LN, as in 12: x = x + attention(LN₁(x)) (causal, n_heads heads, then W_o), then x = x + "
+             "MLP(LN₂(x)) with your gelu; block `layer` reads params[f'l{layer}.W_q'] and so on.",
+        done=" (T = 1 to 25, d_model 8, 12 and 128, layers 0 and 1, two random models and lesson 12's; to 1e-7 of "
+             "the largest entry in float64, 1e-4 in float32)")
 
 
 def check_block(fn: object) -> Verdict:
     """The student's block(x, params, layer, n_heads): one pre-LN block of lesson 12's model, x (T, d_model)."""
-    return run_cases("block", fn, _block_cases(), _explain_block,
-                     passed="T = 1 to 25, d_model 8, 12 and 128, layers 0 and 1, two random models and lesson 12's; "
-                            "to 1e-7 of the largest entry in float64, 1e-4 in float32")
+    return check_function(fn, _block_spec())
 
 
 # ============================================================================ gpt_forward
@@ -652,27 +450,11 @@ _FORWARD_MISTAKES = {
 }
 
 
-def explain_gpt_forward(fn: object, config: GPTConfig, params: dict, tokens: object) -> tuple[object, str | None]:
-    """Run the student's gpt_forward once: (their logits as a float array or None, None if right else why not).
-
-    Right: within TOLERANCE[dtype] × max(1, the largest |logit|) of ``helpers.language_model.forward`` (1e-7 in
-    float64, 1e-4 in float32). Never raises on anything the student's function does.
-    """
-    tokens = np.asarray(tokens)
-    result, problem = call_student(fn, (config, params, tokens), ("config", "params", "tokens"))
-    if problem and result is None:
-        return None, problem
-    right = forward(config, params, tokens).astype(np.float64)  # (T, V)
-    dtype = np.dtype(params["tok_emb"].dtype)
-    p64 = params if dtype == np.float64 else {k: v.astype(np.float64) for k, v in params.items()}
-
-    def mistakes() -> dict:
-        return {sentence: (lambda slips=frozenset(slips): _slipped_forward(config, p64, tokens, slips))
-                for sentence, slips in _FORWARD_MISTAKES.items()
-                if not ({"one_layer", "layer0"} & slips and config.n_layers == 1)}
-
-    got, judged = judge_array(result, right, tol=TOLERANCE.get(dtype, 1e-2), mistakes=mistakes)
-    return got, problem or judged
+def _forward_mistake(slips: frozenset) -> Callable:
+    """The student's gpt_forward with the slips named, in float64 (one layer, or layer 0's, is no slip in a
+    one-layer model)."""
+    return lambda config, p, tokens: (None if {"one_layer", "layer0"} & slips and config.n_layers == 1
+                                      else _slipped_forward(config, _f64(p), np.asarray(tokens), slips))
 
 
 def _forward_cases() -> list[Case]:
@@ -681,19 +463,40 @@ def _forward_cases() -> list[Case]:
     cases = []
     for key, T in (("small", 5), ("small", 1), ("small", 12), ("wide", 6)):
         config, p = m[key]
-        cases.append(Case(f"tokens ({T},) of {_model_label(key)}", (config, p, rng.integers(0, config.vocab_size, T))))
+        cases.append((f"tokens ({T},) of {_model_label(key)}", (config, p, rng.integers(0, config.vocab_size, T))))
     for key in ("committed64", "committed32"):
         config, p = m[key]
-        cases.append(Case(f"the running example: 'The attention weights of ' ({len(m['prompt'])} tokens), "
-                          f"{_model_label(key)}", (config, p, m["prompt"])))
-    return cases
+        cases.append((f"the running example: 'The attention weights of ' ({len(m['prompt'])} tokens), "
+                      f"{_model_label(key)}", (config, p, m["prompt"])))
+    return _numbered(cases)
+
+
+@functools.cache
+def _forward_spec(with_cases: bool = True) -> Spec:
+    """gpt_forward's Spec; without its cases (which load the models) for one diagnosis, explain_gpt_forward's."""
+    return Spec(
+        name="gpt_forward", reference=lambda config, params, tokens: forward(config, params, np.asarray(tokens)),
+        cases=_forward_cases() if with_cases else (), rtol=0, atol=0, tolerance=TOLERANCE,
+        mistakes={sentence: _forward_mistake(frozenset(slips)) for sentence, slips in _FORWARD_MISTAKES.items()},
+        hint="Hint: x = tok_emb[tokens] + pos_emb[:T]; every block in turn (your block); then the last LayerNorm "
+             "(ln_f.g, ln_f.b) and @ W_out: logits (T, V).",
+        done=" (T = 1 to 25, two random models and lesson 12's in float64 and float32; to 1e-7 of the largest "
+             "logit in float64, 1e-4 in float32)")
+
+
+def explain_gpt_forward(fn: object, config: GPTConfig, params: dict, tokens: object) -> tuple[object, str | None]:
+    """Run the student's gpt_forward once: (their logits as a float array or None, None if right else why not).
+
+    Right: within TOLERANCE[dtype] × max(1, the largest |logit|) of ``helpers.language_model.forward`` (1e-7 in
+    float64, 1e-4 in float32). Never raises on anything the student's function does.
+    """
+    outcome = explain(fn, _forward_spec(with_cases=False), (config, params, np.asarray(tokens)))
+    return outcome.value, outcome.problem
 
 
 def check_gpt_forward(fn: object) -> Verdict:
     """The student's gpt_forward(config, params, tokens): tokens (T,) -> logits (T, V), as helpers' forward."""
-    return run_cases("gpt_forward", fn, _forward_cases(), lambda f, c: explain_gpt_forward(f, *c.args)[1],
-                     passed="T = 1 to 25, two random models and lesson 12's in float64 and float32; to 1e-7 of "
-                            "the largest logit in float64, 1e-4 in float32")
+    return check_function(fn, _forward_spec())
 
 
 # ============================================================================ generate
@@ -799,44 +602,44 @@ def _slipped_generate(config: GPTConfig, p: dict, prompt: np.ndarray, n_new: int
     return np.asarray(out)
 
 
-def _explain_generate(fn: object, case: Case) -> str | None:
-    config, p, prompt, n_new = case.args
+def _watch_reads(args: tuple) -> tuple[tuple, Callable[[], str | None]]:
+    """The student's arguments with a tok_emb that counts the rows read from it, and what to say once the tokens
+    are right: a generate without a cache reads more rows than the prompt once and each new token once."""
+    config, p, prompt, n_new = args
     counted = dict(p)
     counted["tok_emb"] = p["tok_emb"].copy().view(_Counted)
-    counted["tok_emb"].reads = [0]
-    reads = counted["tok_emb"].reads
-    result, problem = call_student(fn, (config, counted, prompt, n_new), ("config", "params", "prompt", "n_new"))
-    if problem and result is None:
-        return problem
-    right = generate(config, p, prompt, n_new, temperature=0.0).astype(np.float64)  # (T0 + n_new,)
+    reads = counted["tok_emb"].reads = [0]  # shared by the engine's copy of it (``__array_finalize__``)
     T0 = len(prompt)
 
-    def mistakes() -> dict:
-        found = {"this is the new tokens only; return the prompt followed by them, shape (T0 + n_new,).": right[T0:],
-                 "one token too many: return the prompt and exactly n_new new tokens.":
-                     lambda: _slipped_generate(config, p, prompt, n_new + 1, frozenset()),
-                 "one token too few: return the prompt and exactly n_new new tokens.": right[:-1] if n_new else None,
-                 "the next token was picked from the FIRST position's logits; it is the argmax of the last "
-                 "position's (logits[-1]).": lambda: _first_row_generate(config, p, prompt, n_new)}
-        for sentence, slip in _GENERATE_CACHE_MISTAKES.items():
-            found[sentence] = ((lambda slip=slip: _cached_generate(config, p, prompt, n_new, slip)) if n_new > 1
-                               else None)
-        for sentence, slips in _GENERATE_MODEL_MISTAKES.items():
-            found[sentence] = lambda slips=frozenset(slips): _slipped_generate(config, p, prompt, n_new, slips)
-        return found
-
-    _, judged = judge_array(result, right, tol=0.0, mistakes=mistakes, integer=True)
-    if problem or judged:
-        return problem or judged
-    cached = T0 + n_new
-    if reads[0] > cached:
+    def after() -> str | None:
+        cached = T0 + n_new
+        if reads[0] <= cached:
+            return None
         recompute = sum(T0 + i for i in range(n_new))
         return (f"the tokens are right, but your generate read {reads[0]} rows of tok_emb (token embeddings) to write "
                 f"{n_new} tokens after a {T0}-token prompt" + (" (as many as recomputing the whole text at every "
                 "step)" if reads[0] >= recompute else "") + f". With a cache it needs at most {cached}: the prompt "
                 "once, then only the newest token at each step, its keys and values appended to each layer's "
                 "cache (09).")
-    return None
+
+    return (config, counted, prompt, n_new), after
+
+
+def _generate_mistakes() -> dict[str, Callable]:
+    """Each slip of a generate as a function of its arguments (None where it does not apply)."""
+    found = {"this is the new tokens only; return the prompt followed by them, shape (T0 + n_new,).":
+                 lambda c, p, prompt, n: greedy_generate(c, p, prompt, n)[len(prompt):],
+             "one token too many: return the prompt and exactly n_new new tokens.":
+                 lambda c, p, prompt, n: _slipped_generate(c, p, prompt, n + 1, frozenset()),
+             "one token too few: return the prompt and exactly n_new new tokens.":
+                 lambda c, p, prompt, n: greedy_generate(c, p, prompt, n)[:-1] if n else None,
+             "the next token was picked from the FIRST position's logits; it is the argmax of the last "
+             "position's (logits[-1]).": _first_row_generate}
+    for sentence, slip in _GENERATE_CACHE_MISTAKES.items():
+        found[sentence] = lambda c, p, prompt, n, slip=slip: _cached_generate(c, p, prompt, n, slip) if n > 1 else None
+    for sentence, slips in _GENERATE_MODEL_MISTAKES.items():
+        found[sentence] = lambda c, p, prompt, n, slips=frozenset(slips): _slipped_generate(c, p, prompt, n, slips)
+    return found
 
 
 def _first_row_generate(config: GPTConfig, p: dict, prompt: np.ndarray, n_new: int) -> np.ndarray:
@@ -852,18 +655,28 @@ def _generate_cases() -> list[Case]:
     cases = []
     for key, T0, n_new in (("small", 3, 5), ("small", 1, 7), ("wide", 4, 5), ("small", 2, 0)):
         config, p = m[key]
-        cases.append(Case(f"a prompt of {T0} token{'s' if T0 > 1 else ''}, n_new = {n_new}, {_model_label(key)}",
-                          (config, p, rng.integers(0, config.vocab_size, T0), n_new)))
+        cases.append((f"a prompt of {T0} token{'s' if T0 > 1 else ''}, n_new = {n_new}, {_model_label(key)}",
+                      (config, p, rng.integers(0, config.vocab_size, T0), n_new)))
     config, p = m["committed64"]
-    cases.append(Case(f"the running example: 'The attention weights of ', n_new = 40, {_model_label('committed64')}",
-                      (config, p, m["prompt"], 40)))
-    return cases
+    cases.append((f"the running example: 'The attention weights of ', n_new = 40, {_model_label('committed64')}",
+                  (config, p, m["prompt"], 40)))
+    return _numbered(cases)
+
+
+@functools.cache
+def _generate_spec() -> Spec:
+    return Spec(
+        name="generate", reference=greedy_generate, cases=_generate_cases(), rtol=0, atol=0,
+        mistakes=_generate_mistakes(), watch=_watch_reads,
+        integers="token ids are integers: build the result with an integer dtype (np.argmax gives one), or convert "
+                 "with .astype(int).",
+        hint="Hint: run the prompt once, filling each layer's K and V caches (09); then n_new times: append the "
+             "argmax of the last logits, and run only that new token, at its position, through the cached model.",
+        done=" (prompts of 1 to 25 tokens, 0 to 40 new ones, two random models and lesson 12's in float64: the same "
+             "tokens as helpers.language_model.generate at temperature 0, each token's row of tok_emb read once "
+             "(a cache))")
 
 
 def check_generate(fn: object) -> Verdict:
     """The student's generate(config, params, prompt, n_new): greedy, with a cache; prompt (T0,) -> (T0 + n_new,)."""
-    return run_cases("generate", fn, _generate_cases(), _explain_generate,
-                     passed="prompts of 1 to 25 tokens, 0 to 40 new ones, two random models and lesson 12's in "
-                            "float64: the same tokens as helpers.language_model.generate at temperature 0, each "
-                            "token's row of tok_emb read once (a cache)")
-
+    return check_function(fn, _generate_spec())

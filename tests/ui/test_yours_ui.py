@@ -160,8 +160,8 @@ def test_a_wrong_function_shows_its_differing_cells_and_the_checks_words_and_a_s
 
         # a function that raises: said in the readout, the notebook shows no traceback, the explorer moves
         words = broken.locator(".attn-readout .attn-yours").text_content()
-        assert words.startswith("❌ your self_attention: your function raised ValueError: matmul"), words
-        assert "(line 2 of your function: `return X @ W_q @ W_k" in words
+        assert words.startswith("❌ your self_attention: your function raised ValueError (matmul"), words
+        assert "at line 2 of broken: `return X @ W_q @ W_k" in words
         raw = broken.locator(".attn-readout [data-state]").first.get_attribute("data-state")
         lab.move_slider(lab.pick_slider(broken).locator(".noUi-handle").first)
         _wait_state_changes(page, broken, raw)
