@@ -25,7 +25,9 @@ from helpers.figures.nb07 import plot_rate  # noqa: E402
 from helpers.rates import FUNCTIONS, RULES, curve, measured_rate, rate_rows, rule_rate  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "ui"))
-from expected import _rates  # noqa: E402
+from expected import KINDS  # noqa: E402  (fills KINDS from tests/ui/expectations/)
+
+_rates = KINDS["rates"]  # 07's browser expectation, tests/ui/expectations/nb07.py
 
 
 @pytest.mark.parametrize("name", list(FUNCTIONS))
