@@ -250,14 +250,9 @@ def predictions_given_away(cells: list[dict]) -> list[tuple[int, int, str]]:
 
 
 LESSONS_ALL = sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb"))
-# Lessons whose predictions still state an answer early (issue 38, item 11): the lead empties this list.
-# A listed lesson must still fail (strict xfail), so a fixed lesson cannot stay listed.
-GIVEN_AWAY_KNOWN = {"05", "07", "08", "09", "10"}
 
 
-@pytest.mark.parametrize("nb", [pytest.param(p, marks=pytest.mark.xfail(
-    strict=True, reason="issue 38 item 11: not fixed yet")) if p.name[:2] in GIVEN_AWAY_KNOWN else p
-    for p in LESSONS_ALL], ids=lambda p: p.stem)
+@pytest.mark.parametrize("nb", LESSONS_ALL, ids=lambda p: p.stem)
 def test_no_prediction_is_answered_by_what_the_reader_sees_before_running_it(nb: Path):
     bad = predictions_given_away(_cells(nb))
     assert not bad, "\n".join([f"{nb.name} cell {j} (prediction of cell {p}): {what}" for p, j, what in bad] + [
