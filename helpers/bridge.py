@@ -240,6 +240,7 @@ def _refuse_attention_biases(model: object, n_layers: int) -> None:
         attn = model.transformer.h[i].attn
         for part in ("c_attn", "c_proj"):
             b = getattr(attn, part).bias
+            b = None if b is None else b.detach()
             if b is not None and bool((b != 0).any()):
                 raise ValueError(
                     f"model.transformer.h[{i}].attn.{part}.bias has {int((b != 0).sum())} non-zero entries (largest "
