@@ -2,8 +2,9 @@
 
 Notebook 16 and its worked solutions need it, and so does tests/test_bridge.py (which skips itself with
 ``pytest.importorskip``). Without the extra, `make test` still collects the two notebooks and skips every
-cell with the reason below, printed once more at the end of the run; with it, they run like any notebook
-(`make test-torch` runs just them and the bridge's tests). Nothing is imported to decide: a package that
+cell with the reason below, printed once more at the end of the run, and `make test-ui` skips its browser runs
+of notebook 16; with it, they run like any notebook (`make test-torch` runs the notebook, its solutions and the
+bridge's tests). Nothing is imported to decide: a package that
 cannot be found is missing.
 """
 
@@ -25,8 +26,8 @@ def missing_extra() -> list[str]:
 
 def skip_reason() -> str:
     """Why notebook 16 and the bridge's tests are skipped, and what to run instead."""
-    return (f"{' and '.join(missing_extra())} not installed: notebook 16, its solutions and tests/test_bridge.py "
-            "need the optional extra (run `make torch`, then `make test-torch`)")
+    return (f"{' and '.join(missing_extra())} not installed: notebook 16, its solutions and the tests that run "
+            "them or helpers.bridge need the optional extra (run `make torch`, then `make test-torch`)")
 
 
 def _needs_torch(path: Path) -> bool:
@@ -37,13 +38,21 @@ def _needs_torch(path: Path) -> bool:
     return any(relative.match(pattern) for pattern in NEEDS_TORCH)
 
 
+def _runs_in_a_browser(item: pytest.Item) -> bool:
+    """A browser test (tests/ui) parametrized with notebook 16: it runs the notebook in a kernel of this Python."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return (ROOT / "tests" / "ui") in item.path.parents and any(
+        isinstance(value, Path) and _needs_torch(value) for value in params.values())
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Without the extra, every cell of notebook 16 and of its solutions is skipped, with the reason."""
+    """Without the extra, every cell of notebook 16 and of its solutions is skipped, with the reason, and so is
+    every browser test that runs notebook 16 (`make test-ui`)."""
     if not missing_extra():
         return
     skip = pytest.mark.skip(reason=skip_reason())
     for item in items:
-        if _needs_torch(item.path):
+        if _needs_torch(item.path) or _runs_in_a_browser(item):
             item.add_marker(skip)
 
 
