@@ -40,11 +40,15 @@ from __future__ import annotations
 
 import math
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from helpers.language_model import GPTConfig, check_config, check_params, param_shapes
 from helpers.layers import LN_EPS
+
+if TYPE_CHECKING:  # for the annotations only: transformers is imported when a function needs it
+    import transformers
 
 _MISSING = ("helpers.bridge needs PyTorch and Hugging Face transformers, the course's optional extra: run "
             "`make torch` in the repository folder (or `pip install -e '.[torch]'`), then restart the kernel")
@@ -202,7 +206,7 @@ def torch_grads(module: TorchGPT) -> dict[str, np.ndarray]:
 # --------------------------------------------------------------------------- GPT-2 in Hugging Face transformers
 
 
-def _gpt2_config(config: GPTConfig):  # -> transformers.GPT2Config
+def _gpt2_config(config: GPTConfig) -> transformers.GPT2Config:
     return _transformers().GPT2Config(
         vocab_size=config.vocab_size, n_positions=config.context, n_embd=config.d_model, n_layer=config.n_layers,
         n_head=config.n_heads, n_inner=config.d_ff, activation_function=_ACTIVATION, layer_norm_epsilon=LN_EPS,
@@ -210,7 +214,7 @@ def _gpt2_config(config: GPTConfig):  # -> transformers.GPT2Config
         bos_token_id=None, eos_token_id=None)  # GPT-2's 50256 is no id of ours: generate stops only at its length
 
 
-def to_transformers(config: GPTConfig, params: dict[str, np.ndarray]):  # -> transformers.GPT2LMHeadModel
+def to_transformers(config: GPTConfig, params: dict[str, np.ndarray]) -> transformers.GPT2LMHeadModel:
     """The model as transformers' ``GPT2LMHeadModel`` in the params' dtype (biases of attention 0, untied W_out)."""
     config = check_config(config)
     params = check_params(config, params)
@@ -235,7 +239,7 @@ def to_transformers(config: GPTConfig, params: dict[str, np.ndarray]):  # -> tra
     return model.eval()
 
 
-def _refuse_attention_biases(model: object, n_layers: int) -> None:
+def _refuse_attention_biases(model: transformers.GPT2LMHeadModel, n_layers: int) -> None:
     for i in range(n_layers):
         attn = model.transformer.h[i].attn
         for part in ("c_attn", "c_proj"):
