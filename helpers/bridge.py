@@ -248,7 +248,8 @@ def _refuse_attention_biases(model: transformers.GPT2LMHeadModel, n_layers: int)
             if b is not None and bool((b != 0).any()):
                 raise ValueError(
                     f"model.transformer.h[{i}].attn.{part}.bias has {int((b != 0).sum())} non-zero entries (largest "
-                    f"|b| = {float(b.abs().max()):.3g}): this course's attention has no biases (Q = LN(x) W_q, no + b), "
+                    f"|b| = {float(b.abs().max()):.3g}): this course's attention has no biases "
+                    "(Q = LN(x) W_q, no + b), "
                     "so our parameters cannot hold them")
 
 
@@ -274,7 +275,8 @@ def from_transformers(model: object) -> tuple[GPTConfig, dict[str, np.ndarray]]:
                          f"{LN_EPS} to the variance")
     if not c.scale_attn_weights or c.scale_attn_by_inverse_layer_idx:
         raise ValueError("model scales its scores by something other than 1/√d_head (config.scale_attn_weights = "
-                         f"{c.scale_attn_weights}, scale_attn_by_inverse_layer_idx = {c.scale_attn_by_inverse_layer_idx})"
+                         f"{c.scale_attn_weights}, scale_attn_by_inverse_layer_idx = "
+                         f"{c.scale_attn_by_inverse_layer_idx})"
                          ": our attention divides the scores by √d_head")
     if c.add_cross_attention:
         raise ValueError("model has cross-attention (config.add_cross_attention = True): our blocks attend to their "

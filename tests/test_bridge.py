@@ -65,8 +65,8 @@ def test_to_torch_and_to_transformers_give_our_logits_in_float64(config):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_round_trips_are_exact(config, dtype):
     p = _random_model(config, seed=2, dtype=dtype)
-    for back in (bridge.from_transformers(bridge.to_transformers(config, p)), bridge.from_torch(bridge.to_torch(config, p))):
-        c2, p2 = back
+    backs = (bridge.from_transformers(bridge.to_transformers(config, p)), bridge.from_torch(bridge.to_torch(config, p)))
+    for c2, p2 in backs:
         assert c2 == config
         assert list(p2) == list(p)  # init_params' order
         for name in p:
@@ -85,7 +85,8 @@ def test_the_parameters_sit_where_the_table_says():
         np.testing.assert_array_equal(c_attn[:, i * D:(i + 1) * D], p[f"l1.{name}"])
     assert not h.config.tie_word_embeddings and h.lm_head.weight is not h.transformer.wte.weight
     assert h.config.activation_function == "gelu_new" and h.config.layer_norm_epsilon == 1e-5
-    assert (h.config.n_embd, h.config.n_head, h.config.n_layer, h.config.n_inner, h.config.n_positions) == (12, 3, 2, 20, 9)
+    c = h.config
+    assert (c.n_embd, c.n_head, c.n_layer, c.n_inner, c.n_positions) == (12, 3, 2, 20, 9)
 
 
 def test_float32_parameters_give_a_float32_model_within_float32_rounding():
@@ -105,7 +106,8 @@ def test_autograd_gives_loss_and_grads_for_every_parameter():
     loss, grads = loss_and_grads(config, p, ids, targets)
     m = bridge.to_torch(config, p)
     logits = m(torch.from_numpy(ids))  # (B, T, V)
-    torch_loss = torch.nn.functional.cross_entropy(logits.reshape(-1, config.vocab_size), torch.from_numpy(targets).reshape(-1))
+    torch_loss = torch.nn.functional.cross_entropy(logits.reshape(-1, config.vocab_size),
+                                                   torch.from_numpy(targets).reshape(-1))
     torch_loss.backward()
     assert abs(torch_loss.item() - loss) < TOL
     auto = bridge.torch_grads(m)
