@@ -164,7 +164,6 @@ torch: $(TORCH_STAMP)
 # Notebook 16 and its solutions run on this CPU's widest kernels, then on the narrowest of NumPy's and PyTorch's
 # (ATEN_CPU_CAPABILITY=default: no AVX2/AVX-512), as an older CPU would. No model hub is reached (HF_HUB_OFFLINE).
 test-torch: $(TORCH_STAMP)
-.PHONY: torch test-torch
 	env -u MPLBACKEND $(ONE_THREAD) $(HF_OFFLINE) $(BIN)/python -m pytest $(PARALLEL) $(NBVAL) tests/test_bridge.py \
 		tests/test_checks_nb16.py notebooks/16-*.ipynb notebooks/solutions/16-*.ipynb
 	env -u MPLBACKEND $(ONE_THREAD) $(HF_OFFLINE) ATEN_CPU_CAPABILITY=default $(BIN)/python tests/tools/simd.py --pass last -- \
