@@ -47,6 +47,8 @@ help:
 	@echo "make test-ui      browser tests in headless Chromium, axe-core's accessibility checks included (needs chromium and npm; see README)"
 	@echo "make test-hub     a real JupyterHub: logins, copies, a slider in 02, restarts, the link (as root)"
 	@echo "make test-lowest  make test's tests with the lowest versions pyproject.toml allows (in $(LOWEST))"
+	@echo "make torch        the optional extra for notebook 16: PyTorch (its CPU build) and transformers, into $(VENV)"
+	@echo "make test-torch   make torch, then the bridge's tests and notebook 16 with its solutions under strict nbval"
 	@echo "make bench        per-update latency of the explorers, the language model's speed, and make bench-hub (printed, not asserted)"
 	@echo "make images       regenerate the figures in images/ (make screenshots for the browser ones)"
 	@echo "make notebooks    re-execute every notebook in place, top to bottom in a fresh kernel"
@@ -137,6 +139,35 @@ test-lowest:
 	$(LOWEST)/bin/uv pip install --quiet --python $(LOWEST)/bin/python --resolution lowest-direct -e '.[test]'
 	env -u MPLBACKEND $(ONE_THREAD) $(LOWEST)/bin/python tests/tools/simd.py --pass last -- \
 		$(LOWEST)/bin/python -m pytest -m "not ui" $(PARALLEL) $(NBVAL) tests notebooks
+
+# make torch: notebook 16's optional extra (pyproject.toml's `torch`) in $(VENV). PyTorch first, as a CPU build:
+# kept if $(VENV) already has a torch (one you chose, a CUDA build say); else the wheel TORCH_WHEEL if pip's
+# find-links hold it (this course's CI machines keep a CPU wheel of torch 2.13.0 on disk; --no-index: nothing is
+# downloaded); else PyTorch's CPU index TORCH_INDEX (PyPI's own torch for Linux is a CUDA build of several GB).
+# Then transformers and what both need, from PyPI. make setup, make lab and make test never install any of it.
+TORCH_STAMP := $(VENV)/.torch-installed
+TORCH_WHEEL ?= torch==2.13.0
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+HF_OFFLINE  := HF_HUB_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1
+
+$(TORCH_STAMP): $(STAMP) pyproject.toml
+	@$(BIN)/python -c 'import torch' 2>/dev/null \
+		|| $(BIN)/python -m pip install --quiet --no-index --no-deps '$(TORCH_WHEEL)' 2>/dev/null \
+		|| $(BIN)/python -m pip install --quiet --index-url $(TORCH_INDEX) 'torch>=2.6'
+	$(BIN)/python -m pip install --quiet -e '.[test,torch]'
+	@$(BIN)/python -c 'import torch, transformers; print(f"make torch: torch {torch.__version__}, transformers {transformers.__version__} in $(VENV)")'
+	touch $(TORCH_STAMP)
+
+torch: $(TORCH_STAMP)
+.PHONY: torch test-torch
+
+# Notebook 16 and its solutions run on this CPU's widest kernels, then on the narrowest of NumPy's and PyTorch's
+# (ATEN_CPU_CAPABILITY=default: no AVX2/AVX-512), as an older CPU would. No model hub is reached (HF_HUB_OFFLINE).
+test-torch: $(TORCH_STAMP)
+	env -u MPLBACKEND $(ONE_THREAD) $(HF_OFFLINE) $(BIN)/python -m pytest $(PARALLEL) $(NBVAL) tests/test_bridge.py \
+		tests/test_checks_nb16.py notebooks/16-*.ipynb notebooks/solutions/16-*.ipynb
+	env -u MPLBACKEND $(ONE_THREAD) $(HF_OFFLINE) ATEN_CPU_CAPABILITY=default $(BIN)/python tests/tools/simd.py --pass last -- \
+		$(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) notebooks/16-*.ipynb notebooks/solutions/16-*.ipynb
 
 # axe-core (npm) for the browser tests' accessibility checks, in .axe/ (ignored by git), never globally.
 AXE := .axe/node_modules/axe-core/axe.min.js

@@ -755,8 +755,9 @@ def assert_updated_in_place(report: dict, where: str) -> None:
 # Explorers (kinds of helpers.explorers.REGISTRY; tests/test_registry.py checks) whose control a person tries
 # first (pick_slider) may reshape their tables by design, so the browser builds them anew: the step slider of
 # 'generation' grows the cache by a row, 'tiles' shows another block of keys (a shorter last one), 'language-model''s
-# temperature writes another text (a shorter prompt has fewer keys to show). Labels alone change in place.
-RESHAPING_KINDS = {"generation", "tiles", "language-model"}
+# temperature writes another text (a shorter prompt has fewer keys to show), 'causal-corner''s slider sets how many
+# query rows there are. Labels alone change in place.
+RESHAPING_KINDS = {"generation", "tiles", "language-model", "causal-corner"}
 
 
 # --------------------------------------------------------------------------- accessibility (axe-core)
