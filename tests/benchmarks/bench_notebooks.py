@@ -9,6 +9,7 @@ the machine and its load: the table prints the load average beside them.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import time
@@ -37,6 +38,9 @@ def main(argv: list[str]) -> int:
     print(f"# bench_notebooks: each notebook top to bottom in a fresh kernel; load average (1 min) {load:.2f}")
     print(f"{'notebook':<36} {'seconds':>8}  budget")
     for path in paths:
+        if path.name.startswith("16-") and any(importlib.util.find_spec(m) is None for m in ("torch", "transformers")):
+            print(f"{path.stem:<36} {'skipped':>8}  needs the optional extra (make torch)", flush=True)
+            continue
         seconds = run(path)
         budget = BUDGET_S.get(path.stem)
         verdict = "" if budget is None else f"{budget:.0f} s {'ok' if seconds <= budget else 'SLOW'}"
