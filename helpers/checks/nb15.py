@@ -367,10 +367,10 @@ _BLOCK_MISTAKES = {
     "this is post-LN, LN(x + sublayer(x)); this model is pre-LN: x + sublayer(LN(x)), the stream itself is never "
     "normalised.": {"post_ln"},
     "the LayerNorms are missing: each sublayer reads LN(x), not x.": {"no_ln"},
-    "there is no causal mask: query i may only see keys 0 .. i (set the scores above the diagonal to -inf before "
+    "there is no causal mask: query i may only see keys 1 … i (set the scores above the diagonal to -inf before "
     "the softmax).": {"no_mask"},
-    "the mask was applied after the softmax (future weights set to 0 without renormalising); add -inf to the "
-    "scores before the softmax.": {"mask_after"},
+    "the mask was applied after the softmax (future attention weights set to 0 without renormalising); add -inf "
+    "to the scores before the softmax.": {"mask_after"},
     "the heads are mixed up: a bare reshape (T, d_model) -> (h, T, d_head) mixes tokens; reshape to (T, h, d_head), "
     "then transpose to (h, T, d_head) (and back the same way before W_o).": {"heads_reshape"},
     "the heads are mixed up: split with a bare reshape (T, d_model) -> (h, T, d_head), which mixes tokens; reshape "
@@ -670,11 +670,12 @@ def _generate_spec() -> Spec:
         mistakes=_generate_mistakes(), watch=_watch_reads,
         integers="token ids are integers: build the result with an integer dtype (np.argmax gives one), or convert "
                  "with .astype(int).",
-        hint="Hint: run the prompt once, filling each layer's K and V caches (09); then n_new times: append the "
-             "argmax of the last logits, and run only that new token, at its position, through the cached model.",
+        hint="Hint: feed the prompt through one token at a time, filling each layer's K and V caches (09); then "
+             "n_new times: append the argmax of the last logits, and run only that new token, at its position, "
+             "through the cached model.",
         done=" (prompts of 1 to 25 tokens, 0 to 40 new ones, two random models and lesson 12's in float64: the same "
-             "tokens as helpers.language_model.generate at temperature 0, each token's row of tok_emb read once "
-             "(a cache))")
+             "tokens as helpers.language_model.generate at temperature 0, each token's row of tok_emb read once: no "
+             "step re-embedded the earlier text)")
 
 
 def check_generate(fn: object) -> Verdict:
