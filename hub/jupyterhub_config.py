@@ -81,7 +81,9 @@ if idle:
         "--MappingKernelManager.cull_connected=True", f"--ServerApp.shutdown_no_activity_timeout={idle}",
     ]  # fmt: skip
 if setting("MEMORY_PER_PROCESS") != "0":
-    c.Spawner.cmd = [setting("PRLIMIT"), f"--data={setting('MEMORY_PER_PROCESS')}", "--", *c.Spawner.cmd]
+    size = setting("MEMORY_PER_PROCESS")  # 1500M, 2G: prlimit takes bytes
+    limit = int(size[:-1]) * 2 ** (20 if size.endswith("M") else 30)
+    c.Spawner.cmd = [setting("PRLIMIT"), f"--data={limit}", "--", *c.Spawner.cmd]
 c.Spawner.ip = "127.0.0.1"
 c.Spawner.notebook_dir = "~"
 c.Spawner.default_url = f"/lab/tree/{folder}/notebooks/00-start-here.ipynb"

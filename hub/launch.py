@@ -138,11 +138,10 @@ def _secret_file(path: Path, mode: int = 0o600) -> None:
     os.chmod(path, mode)
 
 
-def _read_secret(name: str, env: dict[str, str], kept: Path, ask: str | None) -> str:
-    """A password: from the file ${name}_FILE (readable by its owner only), else the environment variable
-    ``name``, else the copy ``kept`` from an earlier start, else (``ask``, in a terminal) typed twice at a
-    prompt; '' when none. A password given by file, environment or prompt replaces the kept one."""
-    value = ""
+def _read_secret(name: str, env: dict[str, str], kept: Path, ask: str | None) -> tuple[str, bool]:
+    """A password, and whether it is new: from the file ${name}_FILE (readable by its owner only), else the
+    environment variable ``name``, else the copy ``kept`` from an earlier start (not new), else (``ask``, in a
+    terminal) typed twice at a prompt; '' when none."""
     if env.get(f"{name}_FILE"):
         path = Path(env[f"{name}_FILE"])
         if not path.is_file():
@@ -153,22 +152,26 @@ def _read_secret(name: str, env: dict[str, str], kept: Path, ask: str | None) ->
         value = path.read_text().strip()
         if not value:
             raise Problem(f"{name}_FILE={path} is empty")
-    elif env.get(name):
-        value = env[name]
-    elif kept.exists():
-        return kept.read_text().strip()
-    elif ask and sys.stdin.isatty():
+        return value, True
+    if env.get(name):
+        return env[name], True
+    if kept.exists():
+        return kept.read_text().strip(), False
+    if ask and sys.stdin.isatty():
         import getpass
 
         first = getpass.getpass(f"{ask} (not shown as you type): ")
         if first and getpass.getpass("The same again: ") != first:
             raise Problem(f"the two {name.lower().replace('_', ' ')}s differ: run it again")
-        value = first
-    if value:
-        _secret_file(kept)
-        if kept.read_text().strip() != value:
-            kept.write_text(value + "\n")
-    return value
+        return first, True
+    return "", False
+
+
+def _keep_secret(path: Path, value: str) -> None:
+    """Write a password into the hub's state, readable by root only (the mode is set before it is written)."""
+    _secret_file(path)
+    if path.read_text().strip() != value:
+        path.write_text(value + "\n")
 
 
 def places(env: dict[str, str] | None = None) -> dict[str, str]:
@@ -206,25 +209,25 @@ def settings(env: dict[str, str] | None = None, serving: bool = True) -> dict[st
     os.chmod(state, 0o700)  # the database, the cookie key and the passwords: the hub's alone
     if serving:
         class_file, teacher_file = state / "class-password", state / "teacher-password"
-        password = _read_secret("CLASS_PASSWORD", env, class_file, ask="The class password, for every student")
+        password, new_class = _read_secret("CLASS_PASSWORD", env, class_file,
+                                           ask="The class password, for every student")  # fmt: skip
         if not password:
             raise Problem("no class password: run `sudo make hub` in a terminal and type one when asked, or put it "
                           "in a file only root can read and run `sudo make hub CLASS_PASSWORD_FILE=/path/to/it` "
                           "(8 characters or more; students type it with their name)")
         if len(password) < 8:
-            class_file.unlink(missing_ok=True)
             raise Problem(f"the class password has {len(password)} characters: use 8 or more")
-        teacher_password = _read_secret("TEACHER_PASSWORD", env, teacher_file, ask=None)
+        teacher_password, new_teacher = _read_secret("TEACHER_PASSWORD", env, teacher_file, ask=None)
         if not teacher_password:
-            _secret_file(teacher_file)
-            teacher_file.write_text(secrets.token_urlsafe(24) + "\n")
-            teacher_password = teacher_file.read_text().strip()
+            teacher_password, new_teacher = secrets.token_urlsafe(24), True
         if len(teacher_password) < 32:
-            teacher_file.unlink(missing_ok=True)
             raise Problem(f"the teacher's password has {len(teacher_password)} characters: JupyterHub wants 32 or "
                           f"more (give none and one is made for you in {teacher_file})")
         if teacher_password == password:
             raise Problem("the teacher's password is the class password: the teacher's must be their own")
+        for path, value, new in ((class_file, password, new_class), (teacher_file, teacher_password, new_teacher)):
+            if new:
+                _keep_secret(path, value)
         out |= {"CLASS_PASSWORD_FILE": str(class_file), "TEACHER_PASSWORD_FILE": str(teacher_file)}
     teacher = env.get("TEACHER") or "teacher"
     students = ""
@@ -480,7 +483,7 @@ def release(lesson: str, s: dict[str, str]) -> list[str]:
         (failed if out.returncode else updated).append(account.pw_name)
         if out.returncode:
             print(f"  {account.pw_name}: {(out.stderr or out.stdout).strip()[-300:]}", file=sys.stderr)
-    print(f"Released {', '.join(f.name for f in files)}: in {len(updated)} students' copies now"
+    print(f"Released {', '.join(f.name for f in files)}: in the copies of {len(updated)} students now"
           + (f" (not in {', '.join(failed)}: see above; their next link brings it)" if failed else "")
           + "; every copy made from now on has it.")
     return updated
