@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 
 from jupyterhub.authenticators.shared import SharedPasswordAuthenticator
+from launch import git_env  # hub/launch.py, beside this file
 
 # A student's name is the name of their system account: lowercase letters, digits and '-', at most 32.
 NAME = re.compile(r"[a-z][a-z0-9-]{0,31}")
@@ -31,14 +32,6 @@ def setting(name: str, default: str | None = None) -> str:
     if value is None:
         raise RuntimeError(f"ATTN_HUB_{name} is not set: start the hub with `make hub` (hub/launch.py)")
     return value
-
-
-def git_env(gitconfig: str) -> dict[str, str]:
-    """Environment that lets a student's git read the handout (the course as students get it), which another
-    user (root) owns. Git refuses such a repository unless its ``safe.directory`` names it, and for a local clone
-    it reads that only from the system or global config file (not from ``-c`` or GIT_CONFIG_COUNT), so the
-    hub writes a system config file of its own (hub/launch.py: the handout, ``<course>/.git`` and /etc/gitconfig)."""
-    return {"GIT_CONFIG_SYSTEM": gitconfig, "GIT_TERMINAL_PROMPT": "0"}
 
 
 class ClassAuthenticator(SharedPasswordAuthenticator):

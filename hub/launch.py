@@ -132,6 +132,14 @@ def write_gitconfig(course: Path, handout: Path, folder: Path) -> Path:
     return path
 
 
+def git_env(gitconfig: str) -> dict[str, str]:
+    """Environment that lets a student's git read the handout (the course as students get it), which another
+    user (root) owns. Git refuses such a repository unless its ``safe.directory`` names it, and for a local clone
+    it reads that only from the system or global config file (not from ``-c`` or GIT_CONFIG_COUNT), so the
+    hub writes a system config file of its own (write_gitconfig: the handout, ``<course>/.git`` and /etc/gitconfig)."""
+    return {"GIT_CONFIG_SYSTEM": gitconfig, "GIT_TERMINAL_PROMPT": "0"}
+
+
 def _secret_file(path: Path, mode: int = 0o600) -> None:
     """Make ``path`` a file only its owner (root) may read, before anything is written into it."""
     path.touch(mode=mode, exist_ok=True)
@@ -313,8 +321,6 @@ def check_students_can_run(s: dict[str, str]) -> None:
         return
     if not Path(s["HOME_BASE"]).is_dir():
         raise Problem(f"HUB_HOME_BASE={s['HOME_BASE']} is not a folder")
-    from classroom import git_env
-
     python = Path(s["VENV"]) / "bin" / "python"
     probes = {
         "the students' Python (.venv-hub)": [str(python), "-c", "import jupyterlab, nbgitpuller, helpers"],
@@ -397,8 +403,6 @@ def publish(s: dict[str, str]) -> str:
     of the course's files without notebooks/solutions/, except the released lessons', on top of the handout's
     last one (a student's copy merges it like any commit of the course). Nothing new if nothing changed.
     Built in HUB_STATE/handout-build (the hub's alone), so no unreleased solution ever reaches the handout."""
-    from classroom import git_env
-
     handout, build = Path(s["HANDOUT"]), Path(s["STATE"]) / "handout-build"
     env = {**os.environ, **git_env(s["GITCONFIG"]), "GIT_INDEX_FILE": str(build / "handout.index")}
 
@@ -468,8 +472,6 @@ def release(lesson: str, s: dict[str, str]) -> list[str]:
     path = Path(s["STATE"]) / "released"
     path.write_text("".join(f"{n}\n" for n in sorted({*released(s), number})))
     publish(s)
-    from classroom import git_env
-
     updated, failed = [], []
     for account in accounts(s["GROUP"]) if s["ISOLATION"] == "users" else []:
         copy = Path(account.pw_dir) / s["FOLDER"]
@@ -519,12 +521,13 @@ def archive(s: dict[str, str], dest: str | None = None) -> Path:
     path = Path(dest or f"/var/backups/attn-hub-{s['GROUP']}-{stamp}.tar.gz")
     path.parent.mkdir(parents=True, exist_ok=True)
     _secret_file(path)
-    with open(path, "wb") as out:
-        subprocess.run(["tar", "--create", "--gzip", "--numeric-owner", "--absolute-names", "--file=-",
-                        *map(str, homes)], stdout=out, check=True)  # fmt: skip
+    with open(path, "wb") as out:  # paths from /, without it: `tar -x -C /` puts a home back where it was
+        subprocess.run(["tar", "--create", "--gzip", "--numeric-owner", "--file=-", "--directory=/",
+                        *(str(h.relative_to("/")) for h in homes)], stdout=out, check=True)  # fmt: skip
     size = path.stat().st_size / 1e6
     print(f"Archived {len(homes)} homes ({', '.join(h.name for h in homes)}) in {path}, {size:.1f} MB, readable "
-          "by root only. See one: tar -tzf ARCHIVE | less; restore one: tar -xzpf ARCHIVE -C / /home/NAME")
+          "by root only. See one: tar -tzf ARCHIVE | less; restore one: "
+          f"tar -xzpf {path} -C / {homes[0].relative_to('/')}")
     return path
 
 

@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
             # 4. memory, with every kernel holding 02
             per_student = [memory_of_uid(uid) for uid in hub.student_uids()]
             students = set(hub.processes_of_students())
-            hub_kb = sum(pss_kb(pid) for pid in [hub.proc.pid, *lab._children(hub.proc.pid)] if pid not in students)
+            hub_kb = sum(pss_kb(pid) for pid in [hub.proc.pid, *hubctl.descendants(hub.proc.pid)] if pid not in students)
 
             # 3. everyone moves sliders; the browser student measures
             def keep_moving(k: Kernel) -> None:

@@ -35,7 +35,7 @@ import lab  # noqa: E402 - tests/ui/lab.py: free ports, and the page helpers the
 
 HUB_VENV = REPO / ".venv-hub"
 LAUNCH = REPO / "hub" / "launch.py"
-CLASS_PASSWORD = "our-class-password"
+CLASS_PASSWORD = f"class-{secrets.token_urlsafe(12)}"  # a new one each run: it is in no file of the tests
 FOLDER = "attention-by-hand"
 
 
@@ -55,6 +55,16 @@ def as_student(name: str, *cmd: str, stdin: str = "", timeout: float = 300) -> s
     (never a secret in its arguments)."""
     return subprocess.run(["runuser", "-u", name, "--", *cmd], input=stdin, capture_output=True, text=True,
                           timeout=timeout, cwd="/")  # fmt: skip
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (children, theirs, ...): make hub's JupyterHub, its proxy, the servers."""
+    found, todo = [], [pid]
+    while todo:
+        kids = lab._children(todo.pop())
+        found += kids
+        todo += kids
+    return found
 
 
 def accounts(group: str) -> list[pwd.struct_passwd]:
@@ -209,7 +219,7 @@ class Hub:
         """Stop the hub as Ctrl+C would (it stops the proxy and every student's server, which shuts its
         kernels down); returns the pids of students' processes still alive after that, which it then kills."""
         proc, self.proc = self.proc, None
-        kids = lab._children(proc.pid) if proc is not None else []  # the proxy runs in a session of its own
+        kids = descendants(proc.pid) if proc is not None else []  # the proxy runs in a session of its own
         if proc is not None and proc.poll() is None:
             os.killpg(proc.pid, signal.SIGINT)
             try:
