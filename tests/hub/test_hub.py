@@ -267,7 +267,8 @@ def test_no_password_in_sight_of_a_student(hub, amy, bob):
     grep = hubctl.as_student("amy", "grep", "-rlsF", "--exclude-dir=.venv", "--exclude-dir=.venv-lowest",
                              "--exclude-dir=.git", "-f", "-", *[p for p in places if Path(p).exists()],
                              stdin="\n".join(secrets) + "\n")  # fmt: skip
-    assert grep.returncode == 1 and grep.stdout == "", f"a password in a file amy can read:\n{grep.stdout}"
+    # (grep exits 2 when it met files it may not read, 1 when it found nothing in the rest, 0 on a match)
+    assert grep.returncode in (1, 2) and grep.stdout == "", f"a password in a file amy can read:\n{grep.stdout}"
     # the same search finds a file amy can read that holds it (the search works)
     probe = hub.home("amy") / "probe.txt"
     probe.write_text(f"x {hubctl.CLASS_PASSWORD} y\n")
