@@ -87,8 +87,8 @@ if setting("MEMORY_PER_PROCESS") != "0":
 c.Spawner.ip = "127.0.0.1"
 c.Spawner.notebook_dir = "~"
 c.Spawner.default_url = f"/lab/tree/{folder}/notebooks/00-start-here.ipynb"
-c.Spawner.start_timeout = 180  # a class logging in at once on two cores
-c.Spawner.http_timeout = 180
+c.Spawner.start_timeout = 600  # a class of 60 logging in at once on two cores (docs/hub.md: 5 minutes and more)
+c.Spawner.http_timeout = 600
 c.Spawner.environment = {
     # make lab's Jupyter settings (keys inside an output stay with the output; no news feed, no update check)
     "JUPYTER_CONFIG_PATH": setting("JUPYTER_CONFIG"),

@@ -1,9 +1,10 @@
 """A class on one machine: N students on a real class hub (`make hub`'s), their servers, kernels and sliders.
 
 Run: ``python tests/benchmarks/bench_hub.py --students 10`` as root, after ``make test-hub``'s installs
-(`make bench-hub STUDENTS_N=30`). A script, not collected by pytest; it prints figures and asserts nothing
+(`make bench-hub STUDENTS_N=60`). A script, not collected by pytest; it prints figures and asserts nothing
 about time. Loopback only; the students are system users of a group of its own, removed at the end;
-every wait is bounded, and ``--deadline`` bounds the whole run.
+every wait is bounded, ``--deadline`` bounds the whole run, and it stops (and says so) if the machine's
+available memory falls below ``--memory-floor`` GiB (a machine shared with other work must not run out).
 
 1. One student alone: logs in, starts a server (time to ready), opens 02 in headless Chromium, runs it and
    moves the first explorer's slider ``--moves`` times (``tests/benchmarks/bench_browser.py``'s
@@ -12,7 +13,9 @@ every wait is bounded, and ``--deadline`` bounds the whole run.
    cells in a kernel of its own through the server's kernel WebSocket, as a browser would, but without a
    browser: in a class the browsers are on the students' laptops, not on the server.
 3. While those N - 1 move a slider every ``--pace`` seconds each (setting a slider's value in their
-   kernel, as a browser's event does), the first student moves theirs again: the latency at N.
+   kernel, as a browser's event does), the first student moves theirs again: the latency at N. With
+   ``--steps 20,40,60`` the others start moving in groups, and the latency is measured with 20, 40, then 60
+   students moving: how many one machine holds, from one run.
 4. Memory per student: the proportional set size (PSS: shared pages split among their users) of every
    process of the student's account, their server and their kernel, with 02 run.
 """
@@ -137,6 +140,19 @@ def run_lesson(student: hubctl.Student) -> Kernel:
     return kernel
 
 
+def watch_memory(floor_gib: float, low: list[float], stop: threading.Event) -> None:
+    """Note the lowest available memory every half second; set ``stop`` below ``floor_gib``."""
+    while not stop.is_set():
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                gib = int(line.split()[1]) / 2**20
+                low[:] = [min([gib, *low])]
+                if gib < floor_gib:
+                    print(f"# available memory {gib:.1f} GiB < {floor_gib} GiB: stopping", file=sys.stderr, flush=True)
+                    stop.set()
+        stop.wait(0.5)
+
+
 def browser_latency(page, moves: int, gap_ms: int) -> list[float]:
     explorer = lab.explorers(page).first
     return bench_browser.bench_explorer(page, explorer, moves, gap_ms)
@@ -144,14 +160,22 @@ def browser_latency(page, moves: int, gap_ms: int) -> list[float]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--students", type=int, default=10, help="N, students in all (1 to 30; default 10)")
+    ap.add_argument("--students", type=int, default=10, help="N, students in all (1 to 80; default 10)")
+    ap.add_argument("--steps", default="", help="measure the slider with this many students moving, e.g. 20,40,60 "
+                    "(default: N alone, or every 20 up to N for N > 30)")
+    ap.add_argument("--memory-floor", type=float, default=1.5, help="stop if available memory falls below (GiB)")
     ap.add_argument("--moves", type=int, default=20, help="the browser student's slider moves per phase")
     ap.add_argument("--gap-ms", type=int, default=300, help="pause between the browser student's moves")
     ap.add_argument("--pace", type=float, default=1.0, help="seconds between each other student's moves")
-    ap.add_argument("--deadline", type=float, default=1800, help="give up after this many seconds")
+    ap.add_argument("--deadline", type=float, default=3600, help="give up after this many seconds")
     args = ap.parse_args(argv)
-    if not 1 <= args.students <= 30:
-        ap.error("--students must be 1 to 30")
+    if not 1 <= args.students <= 80:
+        ap.error("--students must be 1 to 80")
+    n = args.students
+    steps = sorted({int(x) for x in args.steps.split(",") if x.strip()} | {n}) if args.steps else (
+        [*range(20, n, 20), n] if n > 30 else [n])
+    if not all(1 <= k <= n for k in steps):
+        ap.error(f"--steps must lie between 1 and --students ({n})")
     why = hubctl.missing()
     if why or lab.find_chromium() is None:
         print(f"# bench_hub: skipped: {why or lab.INSTALL_HINT}", file=sys.stderr)
@@ -164,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     hub = hubctl.Hub()
     kernels: list[Kernel] = []
     stop = threading.Event()
+    low_memory: list[float] = []  # the lowest available memory seen (GiB), and why it stopped if it did
+    threading.Thread(target=watch_memory, args=(args.memory_floor, low_memory, stop), daemon=True).start()
     try:
         hub.start()
         # 1. one student alone
@@ -195,10 +221,14 @@ def main(argv: list[str] | None = None) -> int:
             server_only = []
             if others:
                 def arrive(s: hubctl.Student) -> float:
+                    if stop.is_set():
+                        raise RuntimeError(f"stopped: available memory fell below {args.memory_floor} GiB")
                     assert s.log_in() == 302, f"{s.name} could not log in"
                     return s.start_server(timeout=max(60.0, deadline - time.monotonic()))
 
                 def open_lesson(s: hubctl.Student) -> tuple[float, Kernel]:
+                    if stop.is_set():
+                        raise RuntimeError(f"stopped: available memory fell below {args.memory_floor} GiB")
                     t0 = time.perf_counter()
                     k = run_lesson(s)
                     return time.perf_counter() - t0, k
@@ -225,9 +255,17 @@ def main(argv: list[str] | None = None) -> int:
                     stop.wait(max(0.0, args.pace - (time.monotonic() - t0)))
 
             movers = [threading.Thread(target=keep_moving, args=(k,), daemon=True) for k in kernels]
-            for th in movers:
-                th.start()
-            latn = browser_latency(page, args.moves, args.gap_ms) if kernels else lat1
+            at_step: dict[int, list[float]] = {}
+            for k in steps:  # k students moving: the browser student and k - 1 others
+                for th in movers[: k - 1]:
+                    if not th.is_alive() and th.ident is None:
+                        th.start()
+                if stop.is_set():
+                    raise RuntimeError(f"stopped: available memory fell below {args.memory_floor} GiB")
+                at_step[k] = browser_latency(page, args.moves, args.gap_ms) if k > 1 else lat1
+                print(f"# {k} students moving: slider median {statistics.median(at_step[k]):.1f} ms, "
+                      f"p90 {_pct(at_step[k], 90):.1f} ms ({time.monotonic() - t_start:.0f} s so far)", flush=True)
+            latn = at_step[n]
             stop.set()
             for th in movers:
                 th.join(timeout=130)
@@ -245,7 +283,6 @@ def main(argv: list[str] | None = None) -> int:
                 pass
         hub.remove()
 
-    n = args.students
     all_ready = [ready_alone, *ready]
     mem_mb = [kb / 1024 for _, kb in per_student]
     server_mb = [kb / 1024 for _, kb in server_only] or [float("nan")]
@@ -261,8 +298,12 @@ def main(argv: list[str] | None = None) -> int:
           f"{hub_kb / 1024:.0f} MB")
     print(f"# memory per student grows: server alone {statistics.median(server_mb):.0f} MB (median), with a kernel of "
           f"02 run {statistics.median(mem_mb):.0f} MB; each more lesson open is one more kernel")
+    for k in steps[:-1]:
+        print(f"# with {k} students moving: slider median / p90 {statistics.median(at_step[k]):.1f} / "
+              f"{_pct(at_step[k], 90):.1f} ms, {statistics.median(at_step[k]) / statistics.median(lat1):.2f} x one alone")
     print(f"# the other {n - 1} students each moved a slider every {args.pace:g} s while the first moved theirs; "
-          f"total {time.monotonic() - t_start:.0f} s; after: {describe()}")
+          f"lowest available memory {min(low_memory, default=float('nan')):.1f} GiB; total {time.monotonic() - t_start:.0f} s; "
+          f"after: {describe()}")
     return 0
 
 
