@@ -187,6 +187,13 @@ def test_kubernetes_memory_request_is_the_measured_memory_per_student():
     assert int(limit.group(1)) * (1024 if limit.group(2) == "G" else 1) >= 2 * int(guarantee.group(1))
 
 
+def test_kubernetes_stops_idle_kernels_as_make_hub_does(trial):
+    args = dict(a.removeprefix("--").split("=", 1) for a in K8S["singleuser"]["cmd"][1:])
+    assert int(args["MappingKernelManager.cull_idle_timeout"]) == int(trial["KERNEL_IDLE_MINUTES"]) * 60
+    assert args["MappingKernelManager.cull_connected"] == "True"
+    assert K8S["singleuser"]["extraEnv"]["OPENBLAS_NUM_THREADS"] == "1"
+
+
 def test_the_students_image_is_built_from_environment_yml_and_copies_what_exists():
     dockerfile = (ROOT / "hub" / "k8s" / "Dockerfile").read_text(encoding="utf-8")
     assert re.search(r"env update .*--file \S*environment\.yml", dockerfile)
