@@ -3,8 +3,10 @@
 Run: ``python tests/benchmarks/bench_hub.py --students 10`` as root, after ``make test-hub``'s installs
 (`make bench-hub STUDENTS_N=60`). A script, not collected by pytest; it prints figures and asserts nothing
 about time. Loopback only; the students are system users of a group of its own, removed at the end;
-every wait is bounded, ``--deadline`` bounds the whole run, and it stops (and says so) if the machine's
-available memory falls below ``--memory-floor`` GiB (a machine shared with other work must not run out).
+every wait is bounded, ``--deadline`` bounds the whole run, and a student starts a server or a kernel only
+while the machine's available memory, less what the students starting at that moment will take, stays above
+``--memory-floor`` GiB: a machine shared with other work must not run out. The students turned away are
+counted and said: where memory limits first.
 
 1. One student alone: logs in, starts a server (time to ready), opens 02 in headless Chromium, runs it and
    moves the first explorer's slider ``--moves`` times (``tests/benchmarks/bench_browser.py``'s
@@ -140,17 +142,42 @@ def run_lesson(student: hubctl.Student) -> Kernel:
     return kernel
 
 
-def watch_memory(floor_gib: float, low: list[float], stop: threading.Event) -> None:
-    """Note the lowest available memory every half second; set ``stop`` below ``floor_gib``."""
-    while not stop.is_set():
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                gib = int(line.split()[1]) / 2**20
-                low[:] = [min([gib, *low])]
-                if gib < floor_gib:
-                    print(f"# available memory {gib:.1f} GiB < {floor_gib} GiB: stopping", file=sys.stderr, flush=True)
-                    stop.set()
-        stop.wait(0.5)
+def available_gib() -> float:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) / 2**20
+    return float("nan")
+
+
+class MemoryBudget:
+    """Admits a student's next step (a server, a kernel running 02) only if the memory available now, less what
+    the steps admitted and not finished will take, leaves ``floor`` GiB; notes the lowest available memory."""
+
+    SERVER, KERNEL = 0.15, 0.30  # GiB each takes (make bench-hub: 115 MB and 240 MB PSS), with a margin
+
+    def __init__(self, floor: float):
+        self.floor, self.pending, self.refused, self.lowest = floor, 0.0, 0, float("inf")
+        self.lock = threading.Lock()
+
+    def admit(self, gib: float) -> bool:
+        with self.lock:
+            free = available_gib()
+            self.lowest = min(self.lowest, free)
+            if free - self.pending - gib < self.floor:
+                self.refused += 1
+                return False
+            self.pending += gib
+            return True
+
+    def done(self, gib: float) -> None:
+        with self.lock:
+            self.pending -= gib
+            self.lowest = min(self.lowest, available_gib())
+
+    def watch(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            self.lowest = min(self.lowest, available_gib())
+            stop.wait(0.5)
 
 
 def browser_latency(page, moves: int, gap_ms: int) -> list[float]:
@@ -163,7 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--students", type=int, default=10, help="N, students in all (1 to 80; default 10)")
     ap.add_argument("--steps", default="", help="measure the slider with this many students moving, e.g. 20,40,60 "
                     "(default: N alone, or every 20 up to N for N > 30)")
-    ap.add_argument("--memory-floor", type=float, default=1.5, help="stop if available memory falls below (GiB)")
+    ap.add_argument("--memory-floor", type=float, default=2.5, help="admit no student whose server or kernel "
+                    "would leave less available memory than this (GiB)")
     ap.add_argument("--moves", type=int, default=20, help="the browser student's slider moves per phase")
     ap.add_argument("--gap-ms", type=int, default=300, help="pause between the browser student's moves")
     ap.add_argument("--pace", type=float, default=1.0, help="seconds between each other student's moves")
@@ -188,8 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     hub = hubctl.Hub()
     kernels: list[Kernel] = []
     stop = threading.Event()
-    low_memory: list[float] = []  # the lowest available memory seen (GiB), and why it stopped if it did
-    threading.Thread(target=watch_memory, args=(args.memory_floor, low_memory, stop), daemon=True).start()
+    budget = MemoryBudget(args.memory_floor)
+    threading.Thread(target=budget.watch, args=(stop,), daemon=True).start()
     try:
         hub.start()
         # 1. one student alone
@@ -219,31 +247,48 @@ def main(argv: list[str] | None = None) -> int:
             ready: list[float] = []
             lesson_s: list[float] = []
             server_only = []
+            with_kernel = ["s01"]
             if others:
-                def arrive(s: hubctl.Student) -> float:
-                    if stop.is_set():
-                        raise RuntimeError(f"stopped: available memory fell below {args.memory_floor} GiB")
-                    assert s.log_in() == 302, f"{s.name} could not log in"
-                    return s.start_server(timeout=max(60.0, deadline - time.monotonic()))
+                def arrive(s: hubctl.Student) -> float | None:
+                    if not budget.admit(budget.SERVER):
+                        return None  # turned away: no memory for their server
+                    try:
+                        assert s.log_in() == 302, f"{s.name} could not log in"
+                        return s.start_server(timeout=max(60.0, deadline - time.monotonic()))
+                    finally:
+                        budget.done(budget.SERVER)
 
-                def open_lesson(s: hubctl.Student) -> tuple[float, Kernel]:
-                    if stop.is_set():
-                        raise RuntimeError(f"stopped: available memory fell below {args.memory_floor} GiB")
-                    t0 = time.perf_counter()
-                    k = run_lesson(s)
-                    return time.perf_counter() - t0, k
+                def open_lesson(s: hubctl.Student) -> tuple[float, Kernel] | None:
+                    if not budget.admit(budget.KERNEL):
+                        return None  # turned away: no memory for a kernel of 02
+                    try:
+                        t0 = time.perf_counter()
+                        k = run_lesson(s)
+                        with_kernel.append(s.name)
+                        return time.perf_counter() - t0, k
+                    finally:
+                        budget.done(budget.KERNEL)
 
                 with ThreadPoolExecutor(max_workers=len(others)) as pool:
-                    ready = list(pool.map(arrive, others))  # the class logs in at once
+                    arrived = list(pool.map(arrive, others))  # the class logs in at once
+                    ready = [t for t in arrived if t is not None]
+                    others = [s for s, t in zip(others, arrived, strict=True) if t is not None]
                     server_only = [memory_of_uid(pwd.getpwnam(s.name).pw_uid) for s in others]
-                    for t_lesson, k in pool.map(open_lesson, others):  # and opens 02 at once
-                        lesson_s.append(t_lesson)
-                        kernels.append(k)
-                print(f"# {args.students} students: servers ready, 02 run in every kernel "
+                    for opened in pool.map(open_lesson, others):  # and opens 02 at once
+                        if opened is not None:
+                            lesson_s.append(opened[0])
+                            kernels.append(opened[1])
+                print(f"# {1 + len(kernels)} of {n} students: servers ready, 02 run in every kernel "
                       f"({time.monotonic() - t_start:.0f} s so far)", flush=True)
+                if budget.refused:
+                    print(f"# memory limits first: {n - 1 - len(kernels)} students turned away, their server or "
+                          f"kernel would have left less than {args.memory_floor} GiB available "
+                          f"(lowest {budget.lowest:.1f} GiB)", flush=True)
+            held = 1 + len(kernels)
+            steps = sorted({k for k in steps if k <= held} | {held})
 
             # 4. memory, with every kernel holding 02
-            per_student = [memory_of_uid(uid) for uid in hub.student_uids()]
+            per_student = [memory_of_uid(pwd.getpwnam(name).pw_uid) for name in with_kernel]
             students = set(hub.processes_of_students())
             hub_kb = sum(pss_kb(pid) for pid in [hub.proc.pid, *hubctl.descendants(hub.proc.pid)] if pid not in students)
 
@@ -260,12 +305,10 @@ def main(argv: list[str] | None = None) -> int:
                 for th in movers[: k - 1]:
                     if not th.is_alive() and th.ident is None:
                         th.start()
-                if stop.is_set():
-                    raise RuntimeError(f"stopped: available memory fell below {args.memory_floor} GiB")
                 at_step[k] = browser_latency(page, args.moves, args.gap_ms) if k > 1 else lat1
                 print(f"# {k} students moving: slider median {statistics.median(at_step[k]):.1f} ms, "
                       f"p90 {_pct(at_step[k], 90):.1f} ms ({time.monotonic() - t_start:.0f} s so far)", flush=True)
-            latn = at_step[n]
+            latn = at_step[held]
             stop.set()
             for th in movers:
                 th.join(timeout=130)
@@ -288,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     server_mb = [kb / 1024 for _, kb in server_only] or [float("nan")]
     print(f"{'students':>8} {'ready s (med / p90 / max)':>26} {'02 run s (med)':>14} {'MB/student (med / max)':>23} "
           f"{'slider ms at 1 (med / p90)':>27} {'at N (med / p90)':>17} {'x':>5}")
-    print(f"{n:>8} {statistics.median(all_ready):>10.1f} / {_pct(all_ready, 90):>5.1f} / {max(all_ready):>5.1f} "
+    print(f"{held:>8} {statistics.median(all_ready):>10.1f} / {_pct(all_ready, 90):>5.1f} / {max(all_ready):>5.1f} "
           f"{(statistics.median(lesson_s) if lesson_s else float('nan')):>14.1f} "
           f"{statistics.median(mem_mb):>13.0f} / {max(mem_mb):>6.0f} "
           f"{statistics.median(lat1):>18.1f} / {_pct(lat1, 90):>6.1f} "
@@ -301,8 +344,8 @@ def main(argv: list[str] | None = None) -> int:
     for k in steps[:-1]:
         print(f"# with {k} students moving: slider median / p90 {statistics.median(at_step[k]):.1f} / "
               f"{_pct(at_step[k], 90):.1f} ms, {statistics.median(at_step[k]) / statistics.median(lat1):.2f} x one alone")
-    print(f"# the other {n - 1} students each moved a slider every {args.pace:g} s while the first moved theirs; "
-          f"lowest available memory {min(low_memory, default=float('nan')):.1f} GiB; total {time.monotonic() - t_start:.0f} s; "
+    print(f"# the other {held - 1} students each moved a slider every {args.pace:g} s while the first moved theirs; "
+          f"lowest available memory {budget.lowest:.1f} GiB ({budget.refused} students turned away); total {time.monotonic() - t_start:.0f} s; "
           f"after: {describe()}")
     return 0
 
