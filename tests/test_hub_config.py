@@ -203,3 +203,17 @@ def test_the_students_image_is_built_from_environment_yml_and_copies_what_exists
             assert (ROOT / src).exists(), f"the Dockerfile copies {src}, which does not exist"
     env_yml = (ROOT / "environment.yml").read_text(encoding="utf-8")
     assert "jupyterhub>=" in env_yml and "nbgitpuller>=" in env_yml, "the image needs both for the hub and the link"
+
+
+def test_every_folder_of_helpers_is_a_package_that_setuptools_installs():
+    """A folder under helpers/ missing from pyproject.toml's packages (data/ was) made every install print a
+    setuptools warning box, make hub's and make lab's first run included: setuptools finds them all now."""
+    import tomllib
+    from setuptools import find_namespace_packages
+
+    find = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"]["find"]
+    found = set(find_namespace_packages(where=str(ROOT), include=find["include"], exclude=find.get("exclude", ())))
+    folders = {".".join(p.relative_to(ROOT).parts) for p in (ROOT / "helpers").rglob("*")
+               if p.is_dir() and "__pycache__" not in p.parts}  # fmt: skip
+    assert {"helpers", "helpers.data"} | folders == found, "a folder of helpers/ is not installed, or more is"
+
