@@ -38,7 +38,7 @@ help:
 	@echo "make lab          open the notebooks in JupyterLab on http://$(HOST):$(PORT)/lab"
 	@echo "make notebook     the same in Jupyter Notebook 7 on http://$(HOST):$(PORT)/tree"
 	@echo "make hub          a JupyterHub for a class on http://127.0.0.1:8000 (as root; asks for the class password once; docs/hub.md)"
-	@echo "make hub-link     the teacher's link that hands out a lesson: make hub-link LESSON=02"
+	@echo "make hub-link     the teacher's link that hands out a lesson (and your last commit): make hub-link LESSON=02"
 	@echo "make hub-release  give every student of the hub a lesson's worked solutions: make hub-release LESSON=02"
 	@echo "make hub-archive  every home of the hub's accounts in one .tar.gz, root only (ARCHIVE=path; before hub-clean)"
 	@echo "make hub-clean    the end of term: remove the hub's accounts, homes, group, /run/attn-hub and state (asks; CONFIRM=yes)"

@@ -275,7 +275,8 @@ class Hub:
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
 
     def link(self, lesson: str) -> str:
-        out = self.launch("link", lesson)
+        """``make hub-link LESSON=...``, as docs/hub.md says: the link it prints."""
+        out = self.make("hub-link", f"LESSON={lesson}")
         assert out.returncode == 0, out.stderr
         return out.stdout.strip()
 
