@@ -472,19 +472,28 @@ def release(lesson: str, s: dict[str, str]) -> list[str]:
     path = Path(s["STATE"]) / "released"
     path.write_text("".join(f"{n}\n" for n in sorted({*released(s), number})))
     publish(s)
+    if s["ISOLATION"] == "users":
+        homes = [(Path(p.pw_dir), p.pw_name) for p in accounts(s["GROUP"])]
+    else:  # every copy is the hub's own account's, in a folder of its own
+        base = Path(s["HOME_BASE"])
+        homes = [(home, None) for home in sorted(base.iterdir())] if base.is_dir() else []
+    # a copy not made yet: the student's first login copies the handout, released solutions included
+    homes = [(home, user) for home, user in homes if (home / s["FOLDER"] / ".git").is_dir()]
+
+    def pull(home: Path, user: str | None) -> subprocess.CompletedProcess:
+        cmd = [str(Path(s["VENV"]) / "bin" / "gitpuller"), f"file://{s['HANDOUT']}", s["BRANCH"], str(home / s["FOLDER"])]
+        return subprocess.run(["runuser", "-u", user, "--", *cmd] if user else cmd, cwd=home, capture_output=True,
+                              text=True, timeout=300, env={"PATH": os.environ["PATH"], "HOME": str(home),
+                                                           "NBGITPULLER_DEPTH": "1", **git_env(s["GITCONFIG"])})  # fmt: skip
+
+    from concurrent.futures import ThreadPoolExecutor
+
     updated, failed = [], []
-    for account in accounts(s["GROUP"]) if s["ISOLATION"] == "users" else []:
-        copy = Path(account.pw_dir) / s["FOLDER"]
-        if not (copy / ".git").is_dir():
-            continue  # no copy yet: their first login copies the handout, released solutions included
-        cmd = ["runuser", "-u", account.pw_name, "--", str(Path(s["VENV"]) / "bin" / "gitpuller"),
-               f"file://{s['HANDOUT']}", s["BRANCH"], str(copy)]  # fmt: skip
-        out = subprocess.run(cmd, cwd=account.pw_dir, capture_output=True, text=True, timeout=300,
-                             env={"PATH": os.environ["PATH"], "HOME": account.pw_dir, "NBGITPULLER_DEPTH": "1",
-                                  **git_env(s["GITCONFIG"])})  # fmt: skip
-        (failed if out.returncode else updated).append(account.pw_name)
-        if out.returncode:
-            print(f"  {account.pw_name}: {(out.stderr or out.stdout).strip()[-300:]}", file=sys.stderr)
+    with ThreadPoolExecutor(max_workers=4) as pool:  # a few at once: git is quick, sixty copies add up
+        for (home, _), out in zip(homes, pool.map(lambda h: pull(*h), homes), strict=True):
+            (failed if out.returncode else updated).append(home.name)
+            if out.returncode:
+                print(f"  {home.name}: {(out.stderr or out.stdout).strip()[-300:]}", file=sys.stderr)
     print(f"Released {', '.join(f.name for f in files)}: in the copies of {len(updated)} students now"
           + (f" (not in {', '.join(failed)}: see above; their next link brings it)" if failed else "")
           + "; every copy made from now on has it.")
