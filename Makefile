@@ -32,20 +32,23 @@ PARALLEL := -n auto --dist loadfile
 # one). The browser tests' kernels share the cores with Chromium the same way. Not for `make lab`.
 ONE_THREAD := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 
-.PHONY: help setup lab notebook present html unit test test-ui test-hub test-lowest bench bench-hub images screenshots notebooks student hub hub-link corpus model clean axe
+.PHONY: help setup lab notebook present html unit test test-ui test-hub test-lowest bench bench-hub images screenshots notebooks student hub hub-link hub-release hub-archive hub-clean corpus model clean axe
 
 help:
 	@echo "make lab          open the notebooks in JupyterLab on http://$(HOST):$(PORT)/lab"
 	@echo "make notebook     the same in Jupyter Notebook 7 on http://$(HOST):$(PORT)/tree"
-	@echo "make hub          a JupyterHub for a class on http://127.0.0.1:8000 (as root; CLASS_PASSWORD=...; docs/hub.md)"
-	@echo "make hub-link     the teacher's link that hands out a lesson: make hub-link LESSON=02"
+	@echo "make hub          a JupyterHub for a class on http://127.0.0.1:8000 (as root; asks for the class password once; docs/hub.md)"
+	@echo "make hub-link     the teacher's link that hands out a lesson (and your last commit): make hub-link LESSON=02"
+	@echo "make hub-release  give every student of the hub a lesson's worked solutions: make hub-release LESSON=02"
+	@echo "make hub-archive  every home of the hub's accounts in one .tar.gz, root only (ARCHIVE=path; before hub-clean)"
+	@echo "make hub-clean    the end of term: remove the hub's accounts, homes, group, /run/attn-hub and state (asks; CONFIRM=yes)"
 	@echo "make present      the classroom view (Voila: prose, figures, live explorers, no code) on http://127.0.0.1:$(PRESENT_PORT)"
 	@echo "make html         the lessons as HTML pages in html/ that work offline (formulas included), answers closed"
 	@echo "make unit         ruff and the unit tests alone (no notebooks, no browser, no hub): under a minute"
 	@echo "make test         helpers, worked examples, every notebook under strict nbval, ruff, then make test-simd"
 	@echo "make test-simd    every notebook under strict nbval again on narrower SIMD kernels (AVX2; test-lowest: SSE)"
 	@echo "make test-ui      browser tests in headless Chromium, axe-core's accessibility checks included (needs chromium and npm; see README)"
-	@echo "make test-hub     a real JupyterHub: logins, copies, a slider in 02, restarts, the link (as root)"
+	@echo "make test-hub     a real JupyterHub: logins, copies, a slider in 02, restarts, the link, no password in sight, released solutions, a clean end (as root)"
 	@echo "make test-lowest  make test's tests with the lowest versions pyproject.toml allows (in $(LOWEST))"
 	@echo "make torch        the optional extra for notebook 16: PyTorch (its CPU build) and transformers, into $(VENV)"
 	@echo "make test-torch   make torch, then the bridge's tests and notebook 16 with its solutions under strict nbval"
@@ -82,11 +85,31 @@ $(PROXY): hub/package.json hub/package-lock.json
 
 # A JupyterHub for a class, on 127.0.0.1:8000 unless HUB_IP/HUB_PORT say otherwise; its settings are in
 # hub/launch.py and docs/hub.md. Stop it with Ctrl+C: the students' servers stop, their files stay.
+# Passwords come from a prompt, a root-only file (CLASS_PASSWORD_FILE=) or the environment, never from make's
+# command line, which every account of the machine sees in `ps` (and which stays in the shell's history).
+ifneq ($(filter hub%,$(MAKECMDGOALS)),)
+ifneq ($(filter line,$(origin CLASS_PASSWORD) $(origin TEACHER_PASSWORD)),)
+$(error a password on make's command line can be read by every account of this machine (ps) and stays in your shell's history, so it was not used: choose a new one, run `sudo make hub` and type it when asked (docs/hub.md))
+endif
+endif
+
 hub: $(HUB_STAMP) $(PROXY)
 	$(HUB_VENV)/bin/python hub/launch.py serve
 
 hub-link: $(HUB_STAMP)
 	@$(HUB_VENV)/bin/python hub/launch.py link $(LESSON)
+
+# Only with LESSON given: a release cannot be taken back (the students keep their copies).
+hub-release: $(HUB_STAMP)
+	@[ "$(origin LESSON)" != file ] || { echo "make hub-release: which lesson? make hub-release LESSON=02" >&2; exit 1; }
+	@$(HUB_VENV)/bin/python hub/launch.py release $(LESSON)
+
+# The end of a term (docs/hub.md, "At the end of the term"); the Python of the system, so they work without installs.
+hub-archive:
+	@$(PYTHON) hub/launch.py archive
+
+hub-clean:
+	@$(PYTHON) hub/launch.py clean $(if $(filter yes,$(CONFIRM)),--yes)
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab --no-browser --ServerApp.ip=$(HOST) --ServerApp.port=$(PORT) \
@@ -196,7 +219,7 @@ bench: $(STAMP)
 	$(BIN)/python tests/benchmarks/bench_browser.py
 	@$(MAKE) --no-print-directory bench-hub
 
-# N students on a real JupyterHub (loopback only, bounded): STUDENTS_N=30 for a full class.
+# N students on a real JupyterHub (loopback only, bounded): STUDENTS_N=60 for a large class.
 STUDENTS_N ?= 10
 bench-hub: $(STAMP) $(HUB_STAMP) $(PROXY)
 	$(BIN)/python tests/benchmarks/bench_hub.py --students $(STUDENTS_N)

@@ -6,7 +6,7 @@ Settings come from environment variables that hub/launch.py checks and sets (``m
 ATTN_HUB_ISOLATION   ``users`` (each student a system user, the default as root) or ``none`` (one account)
 ATTN_HUB_GROUP       the system group of the students' accounts (``users`` only)
 ATTN_HUB_HOME_BASE   where their home folders go (``users``: useradd's base; ``none``: under the state folder)
-ATTN_HUB_COURSE      the git repository the lessons are copied from (by default this checkout)
+ATTN_HUB_HANDOUT     the git repository the lessons are copied from: the course without its unreleased solutions
 ATTN_HUB_BRANCH      its branch
 ATTN_HUB_FOLDER      the folder of the copy in a student's home (``attention-by-hand``)
 """
@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 
 from jupyterhub.authenticators.shared import SharedPasswordAuthenticator
+from launch import git_env  # hub/launch.py, beside this file
 
 # A student's name is the name of their system account: lowercase letters, digits and '-', at most 32.
 NAME = re.compile(r"[a-z][a-z0-9-]{0,31}")
@@ -31,14 +32,6 @@ def setting(name: str, default: str | None = None) -> str:
     if value is None:
         raise RuntimeError(f"ATTN_HUB_{name} is not set: start the hub with `make hub` (hub/launch.py)")
     return value
-
-
-def git_env(gitconfig: str) -> dict[str, str]:
-    """Environment that lets a student's git read the course repository, which another user (the teacher,
-    root) owns. Git refuses such a repository unless its ``safe.directory`` names it, and for a local clone
-    it reads that only from the system or global config file (not from ``-c`` or GIT_CONFIG_COUNT), so the
-    hub writes a system config file of its own (hub/launch.py: ``<course>/.git`` and /etc/gitconfig)."""
-    return {"GIT_CONFIG_SYSTEM": gitconfig, "GIT_TERMINAL_PROMPT": "0"}
 
 
 class ClassAuthenticator(SharedPasswordAuthenticator):
@@ -109,14 +102,15 @@ async def ensure_system_user(name: str, group: str, home_base: str) -> pwd.struc
 
 
 async def copy_lessons(home: Path, user: str | None) -> None:
-    """Clone the course into ``home``/FOLDER once: on the first login. Never again afterwards, so a student's
-    answers are theirs; the teacher's link (nbgitpuller) brings later changes into files they did not touch.
+    """Clone the handout (the course as students get it) into ``home``/FOLDER once: on the first login. Never
+    again afterwards, so a student's answers are theirs; the teacher's link (nbgitpuller) brings later changes
+    into files they did not touch.
     ``user``: run git as this system user (so the copy is theirs), or None to run it as the hub's."""
     dest = home / setting("FOLDER")
     if dest.exists():
         return
-    course = setting("COURSE")
-    clone = ["git", "clone", "--quiet", "--depth", "1", "--branch", setting("BRANCH"), f"file://{course}", str(dest)]
+    handout = setting("HANDOUT")  # the course without its unreleased worked solutions (hub/launch.py: publish)
+    clone = ["git", "clone", "--quiet", "--depth", "1", "--branch", setting("BRANCH"), f"file://{handout}", str(dest)]
     if user is not None:
         clone = ["runuser", "-u", user, "--", *clone]
     await _run(*clone, env={**git_env(setting("GITCONFIG")), "HOME": str(home)})

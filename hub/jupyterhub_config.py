@@ -14,7 +14,6 @@ c = get_config()  # noqa: F821 - JupyterHub defines it when it loads this file
 
 state = Path(setting("STATE"))
 venv = Path(setting("VENV"))
-course = setting("COURSE")
 folder = setting("FOLDER")
 
 # -- where it listens: the public side (the proxy) on IP:PORT, the rest on loopback only
@@ -35,10 +34,20 @@ c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
 c.JupyterHub.cleanup_servers = True  # the hub stops every student's server (and its kernels) when it stops
 
 # -- who may log in: a name and the class password; the teacher (an admin) with a password of their own
+# (read from files in the hub's state, root's alone: a password is never in a command line or an environment)
 c.JupyterHub.authenticator_class = ClassAuthenticator
-c.ClassAuthenticator.user_password = setting("CLASS_PASSWORD")
-c.ClassAuthenticator.admin_password = setting("TEACHER_PASSWORD")
+c.ClassAuthenticator.user_password = Path(setting("CLASS_PASSWORD_FILE")).read_text().strip()
+c.ClassAuthenticator.admin_password = Path(setting("TEACHER_PASSWORD_FILE")).read_text().strip()
 c.ClassAuthenticator.admin_users = {setting("TEACHER")}
+
+
+def _landing(handler) -> str:
+    """The teacher lands on the admin page (the class's servers); a student on their own JupyterLab ("")."""
+    user = handler.current_user
+    return f"{handler.hub.base_url}admin" if user is not None and user.admin else ""
+
+
+c.JupyterHub.default_url = _landing
 students = os.environ.get("ATTN_HUB_STUDENTS", "")
 if students:  # a class list: only these names (and the teacher) may log in
     c.ClassAuthenticator.allowed_users = set(students.split(","))
@@ -59,15 +68,34 @@ else:
     c.SimpleLocalProcessSpawner.home_dir_template = str(Path(setting("HOME_BASE")) / "{username}")
 c.Spawner.pre_spawn_hook = prepare_student
 c.Spawner.cmd = [str(venv / "bin" / "jupyterhub-singleuser")]
+# -- what a class of 60 on one machine needs (docs/hub.md, "How many students"): a kernel unused for
+# KERNEL_IDLE_MINUTES is stopped (an open tab's too: its memory is the next student's), and a server with no
+# kernel and nothing to do stops after as long (the student's next visit starts it again, files untouched);
+# each program of a student may take MEMORY_PER_PROCESS at most (a huge array fails with MemoryError in that
+# student's kernel instead of the machine's out-of-memory killer ending someone's); one BLAS thread per kernel
+# (sixty kernels share the cores already).
+idle = int(setting("KERNEL_IDLE_MINUTES")) * 60
+if idle:
+    c.Spawner.args += [
+        f"--MappingKernelManager.cull_idle_timeout={idle}", "--MappingKernelManager.cull_interval=60",
+        "--MappingKernelManager.cull_connected=True", f"--ServerApp.shutdown_no_activity_timeout={idle}",
+    ]  # fmt: skip
+if setting("MEMORY_PER_PROCESS") != "0":
+    size = setting("MEMORY_PER_PROCESS")  # 1500M, 2G: prlimit takes bytes
+    limit = int(size[:-1]) * 2 ** (20 if size.endswith("M") else 30)
+    c.Spawner.cmd = [setting("PRLIMIT"), f"--data={limit}", "--", *c.Spawner.cmd]
 c.Spawner.ip = "127.0.0.1"
 c.Spawner.notebook_dir = "~"
 c.Spawner.default_url = f"/lab/tree/{folder}/notebooks/00-start-here.ipynb"
-c.Spawner.start_timeout = 180  # a class logging in at once on two cores
-c.Spawner.http_timeout = 180
+c.Spawner.start_timeout = 600  # a class of 60 logging in at once on two cores (docs/hub.md: 5 minutes and more)
+c.Spawner.http_timeout = 600
 c.Spawner.environment = {
     # make lab's Jupyter settings (keys inside an output stay with the output; no news feed, no update check)
     "JUPYTER_CONFIG_PATH": setting("JUPYTER_CONFIG"),
     "JUPYTER_PATH": setting("JUPYTER_CONFIG"),
     "NBGITPULLER_DEPTH": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
     **git_env(setting("GITCONFIG")),
 }

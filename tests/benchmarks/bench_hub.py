@@ -1,9 +1,12 @@
 """A class on one machine: N students on a real class hub (`make hub`'s), their servers, kernels and sliders.
 
 Run: ``python tests/benchmarks/bench_hub.py --students 10`` as root, after ``make test-hub``'s installs
-(`make bench-hub STUDENTS_N=30`). A script, not collected by pytest; it prints figures and asserts nothing
+(`make bench-hub STUDENTS_N=60`). A script, not collected by pytest; it prints figures and asserts nothing
 about time. Loopback only; the students are system users of a group of its own, removed at the end;
-every wait is bounded, and ``--deadline`` bounds the whole run.
+every wait is bounded, ``--deadline`` bounds the whole run, and a student starts a server or a kernel only
+while the machine's available memory, less what the students starting at that moment will take, stays above
+``--memory-floor`` GiB: a machine shared with other work must not run out. The students turned away are
+counted and said: where memory limits first.
 
 1. One student alone: logs in, starts a server (time to ready), opens 02 in headless Chromium, runs it and
    moves the first explorer's slider ``--moves`` times (``tests/benchmarks/bench_browser.py``'s
@@ -12,7 +15,9 @@ every wait is bounded, and ``--deadline`` bounds the whole run.
    cells in a kernel of its own through the server's kernel WebSocket, as a browser would, but without a
    browser: in a class the browsers are on the students' laptops, not on the server.
 3. While those N - 1 move a slider every ``--pace`` seconds each (setting a slider's value in their
-   kernel, as a browser's event does), the first student moves theirs again: the latency at N.
+   kernel, as a browser's event does), the first student moves theirs again: the latency at N. With
+   ``--steps 20,40,60`` the others start moving in groups, and the latency is measured with 20, 40, then 60
+   students moving: how many one machine holds, from one run.
 4. Memory per student: the proportional set size (PSS: shared pages split among their users) of every
    process of the student's account, their server and their kernel, with 02 run.
 """
@@ -138,6 +143,44 @@ def run_lesson(student: hubctl.Student) -> Kernel:
     return kernel
 
 
+def available_gib() -> float:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) / 2**20
+    return float("nan")
+
+
+class MemoryBudget:
+    """Admits a student's next step (a server, a kernel running 02) only if the memory available now, less what
+    the steps admitted and not finished will take, leaves ``floor`` GiB; notes the lowest available memory."""
+
+    SERVER, KERNEL = 0.15, 0.30  # GiB each takes (make bench-hub: 115 MB and 240 MB PSS), with a margin
+
+    def __init__(self, floor: float):
+        self.floor, self.pending, self.refused, self.lowest = floor, 0.0, 0, float("inf")
+        self.lock = threading.Lock()
+
+    def admit(self, gib: float) -> bool:
+        with self.lock:
+            free = available_gib()
+            self.lowest = min(self.lowest, free)
+            if free - self.pending - gib < self.floor:
+                self.refused += 1
+                return False
+            self.pending += gib
+            return True
+
+    def done(self, gib: float) -> None:
+        with self.lock:
+            self.pending -= gib
+            self.lowest = min(self.lowest, available_gib())
+
+    def watch(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            self.lowest = min(self.lowest, available_gib())
+            stop.wait(0.5)
+
+
 def browser_latency(page, moves: int, gap_ms: int) -> list[float]:
     explorer = lab.explorers(page).first
     return bench_browser.bench_explorer(page, explorer, moves, gap_ms)
@@ -145,14 +188,23 @@ def browser_latency(page, moves: int, gap_ms: int) -> list[float]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--students", type=int, default=10, help="N, students in all (1 to 30; default 10)")
+    ap.add_argument("--students", type=int, default=10, help="N, students in all (1 to 80; default 10)")
+    ap.add_argument("--steps", default="", help="measure the slider with this many students moving, e.g. 20,40,60 "
+                    "(default: N alone, or every 20 up to N for N > 30)")
+    ap.add_argument("--memory-floor", type=float, default=2.5, help="admit no student whose server or kernel "
+                    "would leave less available memory than this (GiB)")
     ap.add_argument("--moves", type=int, default=20, help="the browser student's slider moves per phase")
     ap.add_argument("--gap-ms", type=int, default=300, help="pause between the browser student's moves")
     ap.add_argument("--pace", type=float, default=1.0, help="seconds between each other student's moves")
-    ap.add_argument("--deadline", type=float, default=1800, help="give up after this many seconds")
+    ap.add_argument("--deadline", type=float, default=3600, help="give up after this many seconds")
     args = ap.parse_args(argv)
-    if not 1 <= args.students <= 30:
-        ap.error("--students must be 1 to 30")
+    if not 1 <= args.students <= 80:
+        ap.error("--students must be 1 to 80")
+    n = args.students
+    steps = sorted({int(x) for x in args.steps.split(",") if x.strip()} | {n}) if args.steps else (
+        [*range(20, n, 20), n] if n > 30 else [n])
+    if not all(1 <= k <= n for k in steps):
+        ap.error(f"--steps must lie between 1 and --students ({n})")
     why = hubctl.missing()
     if why or lab.find_chromium() is None:
         print(f"# bench_hub: skipped: {why or lab.INSTALL_HINT}", file=sys.stderr)
@@ -165,6 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     hub = hubctl.Hub()
     kernels: list[Kernel] = []
     stop = threading.Event()
+    budget = MemoryBudget(args.memory_floor)
+    threading.Thread(target=budget.watch, args=(stop,), daemon=True).start()
     try:
         hub.start()
         # 1. one student alone
@@ -194,29 +248,51 @@ def main(argv: list[str] | None = None) -> int:
             ready: list[float] = []
             lesson_s: list[float] = []
             server_only = []
+            with_kernel = ["s01"]
             if others:
-                def arrive(s: hubctl.Student) -> float:
-                    assert s.log_in() == 302, f"{s.name} could not log in"
-                    return s.start_server(timeout=max(60.0, deadline - time.monotonic()))
+                def arrive(s: hubctl.Student) -> float | None:
+                    if not budget.admit(budget.SERVER):
+                        return None  # turned away: no memory for their server
+                    try:
+                        assert s.log_in() == 302, f"{s.name} could not log in"
+                        return s.start_server(timeout=max(60.0, deadline - time.monotonic()))
+                    finally:
+                        budget.done(budget.SERVER)
 
-                def open_lesson(s: hubctl.Student) -> tuple[float, Kernel]:
-                    t0 = time.perf_counter()
-                    k = run_lesson(s)
-                    return time.perf_counter() - t0, k
+                def open_lesson(s: hubctl.Student) -> tuple[float, Kernel] | None:
+                    if not budget.admit(budget.KERNEL):
+                        return None  # turned away: no memory for a kernel of 02
+                    try:
+                        t0 = time.perf_counter()
+                        k = run_lesson(s)
+                        with_kernel.append(s.name)
+                        return time.perf_counter() - t0, k
+                    finally:
+                        budget.done(budget.KERNEL)
 
                 with ThreadPoolExecutor(max_workers=len(others)) as pool:
-                    ready = list(pool.map(arrive, others))  # the class logs in at once
+                    arrived = list(pool.map(arrive, others))  # the class logs in at once
+                    ready = [t for t in arrived if t is not None]
+                    others = [s for s, t in zip(others, arrived, strict=True) if t is not None]
                     server_only = [memory_of_uid(pwd.getpwnam(s.name).pw_uid) for s in others]
-                    for t_lesson, k in pool.map(open_lesson, others):  # and opens 02 at once
-                        lesson_s.append(t_lesson)
-                        kernels.append(k)
-                print(f"# {args.students} students: servers ready, 02 run in every kernel "
+                    for opened in pool.map(open_lesson, others):  # and opens 02 at once
+                        if opened is not None:
+                            lesson_s.append(opened[0])
+                            kernels.append(opened[1])
+                print(f"# {1 + len(kernels)} of {n} students: servers ready, 02 run in every kernel "
                       f"({time.monotonic() - t_start:.0f} s so far)", flush=True)
+                if budget.refused:
+                    print(f"# memory limits first: {n - 1 - len(kernels)} students turned away, their server or "
+                          f"kernel would have left less than {args.memory_floor} GiB available "
+                          f"(lowest {budget.lowest:.1f} GiB)", flush=True)
+            held = 1 + len(kernels)
+            steps = sorted({k for k in steps if k <= held} | {held})
 
             # 4. memory, with every kernel holding 02
-            per_student = [memory_of_uid(uid) for uid in hub.student_uids()]
+            per_student = [memory_of_uid(pwd.getpwnam(name).pw_uid) for name in with_kernel]
             students = set(hub.processes_of_students())
-            hub_kb = sum(pss_kb(pid) for pid in [hub.proc.pid, *lab._children(hub.proc.pid)] if pid not in students)
+            hub_pids = [hub.proc.pid, *hubctl.descendants(hub.proc.pid)]
+            hub_kb = sum(pss_kb(pid) for pid in hub_pids if pid not in students)
 
             # 3. everyone moves sliders; the browser student measures
             def keep_moving(k: Kernel) -> None:
@@ -226,9 +302,15 @@ def main(argv: list[str] | None = None) -> int:
                     stop.wait(max(0.0, args.pace - (time.monotonic() - t0)))
 
             movers = [threading.Thread(target=keep_moving, args=(k,), daemon=True) for k in kernels]
-            for th in movers:
-                th.start()
-            latn = browser_latency(page, args.moves, args.gap_ms) if kernels else lat1
+            at_step: dict[int, list[float]] = {}
+            for k in steps:  # k students moving: the browser student and k - 1 others
+                for th in movers[: k - 1]:
+                    if not th.is_alive() and th.ident is None:
+                        th.start()
+                at_step[k] = browser_latency(page, args.moves, args.gap_ms) if k > 1 else lat1
+                print(f"# {k} students moving: slider median {statistics.median(at_step[k]):.1f} ms, "
+                      f"p90 {_pct(at_step[k], 90):.1f} ms ({time.monotonic() - t_start:.0f} s so far)", flush=True)
+            latn = at_step[held]
             stop.set()
             for th in movers:
                 th.join(timeout=130)
@@ -246,13 +328,12 @@ def main(argv: list[str] | None = None) -> int:
                 pass
         hub.remove()
 
-    n = args.students
     all_ready = [ready_alone, *ready]
     mem_mb = [kb / 1024 for _, kb in per_student]
     server_mb = [kb / 1024 for _, kb in server_only] or [float("nan")]
     print(f"{'students':>8} {'ready s (med / p90 / max)':>26} {'02 run s (med)':>14} {'MB/student (med / max)':>23} "
           f"{'slider ms at 1 (med / p90)':>27} {'at N (med / p90)':>17} {'x':>5}")
-    print(f"{n:>8} {statistics.median(all_ready):>10.1f} / {_pct(all_ready, 90):>5.1f} / {max(all_ready):>5.1f} "
+    print(f"{held:>8} {statistics.median(all_ready):>10.1f} / {_pct(all_ready, 90):>5.1f} / {max(all_ready):>5.1f} "
           f"{(statistics.median(lesson_s) if lesson_s else float('nan')):>14.1f} "
           f"{statistics.median(mem_mb):>13.0f} / {max(mem_mb):>6.0f} "
           f"{statistics.median(lat1):>18.1f} / {_pct(lat1, 90):>6.1f} "
@@ -263,8 +344,14 @@ def main(argv: list[str] | None = None) -> int:
           f"{hub_kb / 1024:.0f} MB")
     print(f"# memory per student grows: server alone {statistics.median(server_mb):.0f} MB (median), with a kernel of "
           f"02 run {statistics.median(mem_mb):.0f} MB; each more lesson open is one more kernel")
-    print(f"# the other {n - 1} students each moved a slider every {args.pace:g} s while the first moved theirs; "
-          f"total {time.monotonic() - t_start:.0f} s; after: {describe()}")
+    for k in steps[:-1]:
+        ratio = statistics.median(at_step[k]) / statistics.median(lat1)
+        print(f"# with {k} students moving: slider median / p90 {statistics.median(at_step[k]):.1f} / "
+              f"{_pct(at_step[k], 90):.1f} ms, {ratio:.2f} x one alone")
+    print(f"# the other {held - 1} students each moved a slider every {args.pace:g} s while the first moved theirs; "
+          f"lowest available memory {budget.lowest:.1f} GiB ({budget.refused} students turned away); "
+          f"total {time.monotonic() - t_start:.0f} s; "
+          f"after: {describe()}")
     return 0
 
 

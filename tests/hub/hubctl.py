@@ -35,7 +35,7 @@ import lab  # noqa: E402 - tests/ui/lab.py: free ports, and the page helpers the
 
 HUB_VENV = REPO / ".venv-hub"
 LAUNCH = REPO / "hub" / "launch.py"
-CLASS_PASSWORD = "our-class-password"
+CLASS_PASSWORD = f"class-{secrets.token_urlsafe(12)}"  # a new one each run: it is in no file of the tests
 FOLDER = "attention-by-hand"
 
 
@@ -48,6 +48,50 @@ def missing() -> str | None:
     if not (REPO / "hub" / "node_modules" / ".bin" / "configurable-http-proxy").exists():
         return "no configurable-http-proxy: run make test-hub (it installs it with npm)"
     return None
+
+
+def as_student(name: str, *cmd: str, stdin: str = "", timeout: float = 300) -> subprocess.CompletedProcess:
+    """``cmd`` run as the system account ``name`` (a student's rights, no more), ``stdin`` on its standard input
+    (never a secret in its arguments)."""
+    return subprocess.run(["runuser", "-u", name, "--", *cmd], input=stdin, capture_output=True, text=True,
+                          timeout=timeout, cwd="/")  # fmt: skip
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (children, theirs, ...): make hub's JupyterHub, its proxy, the servers."""
+    found, todo = [], [pid]
+    while todo:
+        kids = lab._children(todo.pop())
+        found += kids
+        todo += kids
+    return found
+
+
+def accounts(group: str) -> list[pwd.struct_passwd]:
+    """The system accounts whose primary group is ``group`` (a hub's students and teacher)."""
+    try:
+        gid = grp.getgrnam(group).gr_gid
+    except KeyError:
+        return []
+    return [p for p in pwd.getpwall() if p.pw_gid == gid]
+
+
+def as_student_in_background(name: str, *cmd: str, stdin: str) -> subprocess.Popen:
+    """``cmd`` (a Python script of the tests, run by the students' Python) as ``name``, ``stdin`` written to it
+    and its standard input left open: ``finish`` closes it and returns what it printed, as JSON."""
+    proc = subprocess.Popen(["runuser", "-u", name, "--", str(HUB_VENV / "bin" / "python"), *cmd], cwd="/",
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    proc.stdin.write(stdin)
+    proc.stdin.flush()
+    return proc
+
+
+def finish(proc: subprocess.Popen, timeout: float = 60) -> dict:
+    import json
+
+    out, _ = proc.communicate(timeout=timeout)
+    assert proc.returncode == 0, out
+    return json.loads(out)
 
 
 def clone_course(dest: Path) -> Path:
@@ -69,9 +113,11 @@ class Hub:
         self.state = self.tmp / "state"
         self.group = f"attn-t{secrets.token_hex(3)}"
         self.course = course or clone_course(self.tmp / "course")
-        self.teacher_password = secrets.token_urlsafe(32)
+        self.handout = self.tmp / "handout"
         self.server_args = server_args
         self.proc: subprocess.Popen | None = None
+        self.terminal: int | None = None  # the pty's master side: make hub runs in a terminal, as a teacher's does
+        self.seen_while_starting: dict = {}  # what an account with no rights saw while the hub started (peek.py)
         self.port = 0
         self.log_path = self.tmp / "hub.log"
         self.runtime_base = "/run/attn-hub"  # hub/launch.py's default: the path of a socket is short there
@@ -80,12 +126,17 @@ class Hub:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def teacher_password(self) -> str:
+        """The teacher's password, as the teacher finds it: made by the hub, in its state folder (root only)."""
+        return (self.state / "teacher-password").read_text().strip()
+
     def env(self) -> dict[str, str]:
+        """This hub's settings, as a teacher exports them: no password among them (docs/hub.md)."""
         return {
-            **os.environ,
-            "CLASS_PASSWORD": CLASS_PASSWORD,
-            "TEACHER_PASSWORD": self.teacher_password,
+            **{k: v for k, v in os.environ.items() if "PASSWORD" not in k},
             "HUB_STATE": str(self.state),
+            "HUB_HANDOUT": str(self.handout),
             "HUB_HOME_BASE": str(self.homes),
             "HUB_GROUP": self.group,
             "COURSE": str(self.course),
@@ -98,19 +149,49 @@ class Hub:
     def launch(self, *args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
         """hub/launch.py ``args`` (check, link, ...) with this hub's settings; its output."""
         return subprocess.run([str(HUB_VENV / "bin" / "python"), str(LAUNCH), *args], env=env or self.env(),
-                              capture_output=True, text=True, timeout=timeout)  # fmt: skip
+                              capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)  # fmt: skip
+
+    def make(self, *args: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+        """``make ARGS`` in the checkout with this hub's settings (no terminal: nothing can be asked)."""
+        return subprocess.run(["make", "--no-print-directory", "-C", str(REPO), *args], env=env or self.env(),
+                              capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)  # fmt: skip
 
     def start(self, timeout: float = 90) -> None:
+        """``make hub`` as docs/hub.md says, in a terminal of its own: on the first start it asks for the class
+        password, which is typed there (twice); later starts use the one it kept."""
+        import fcntl
+        import pty
+        import select
+        import termios
+
         self.port = lab._free_port()
+        master, slave = pty.openpty()
+
+        def in_the_terminal() -> None:  # a session of its own whose controlling terminal is the pty, as a shell's
+            os.setsid()
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
-                [str(HUB_VENV / "bin" / "python"), str(LAUNCH), "serve"], env=self.env(),
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                ["make", "--no-print-directory", "-C", str(REPO), "hub"], env=self.env(),
+                stdin=slave, stdout=log, stderr=subprocess.STDOUT, preexec_fn=in_the_terminal,
             )  # fmt: skip
+        os.close(slave)
+        self.terminal = master
+        shown, typed = b"", 0
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"the hub exited with code {self.proc.returncode}:\n{self.log_tail()}")
+            if select.select([master], [], [], 0)[0]:
+                try:
+                    shown += os.read(master, 4096)
+                except OSError:
+                    pass
+                prompts = shown.count(b"class password") + shown.count(b"same again")
+                if prompts > typed:  # the prompt: type the class password (getpass turns echo off first)
+                    os.write(master, CLASS_PASSWORD.encode() + b"\n")
+                    typed += 1
             try:
                 if requests.get(f"{self.url}/hub/api/", timeout=2).status_code == 200:
                     return
@@ -120,11 +201,7 @@ class Hub:
         raise TimeoutError(f"the hub did not answer within {timeout:.0f} s:\n{self.log_tail()}")
 
     def student_uids(self) -> list[int]:
-        try:
-            gid = grp.getgrnam(self.group).gr_gid
-        except KeyError:
-            return []
-        return [p.pw_uid for p in pwd.getpwall() if p.pw_gid == gid]
+        return [p.pw_uid for p in accounts(self.group)]
 
     def processes_of_students(self) -> list[int]:
         uids = set(self.student_uids())
@@ -142,7 +219,7 @@ class Hub:
         """Stop the hub as Ctrl+C would (it stops the proxy and every student's server, which shuts its
         kernels down); returns the pids of students' processes still alive after that, which it then kills."""
         proc, self.proc = self.proc, None
-        kids = lab._children(proc.pid) if proc is not None else []  # the proxy runs in a session of its own
+        kids = descendants(proc.pid) if proc is not None else []  # the proxy runs in a session of its own
         if proc is not None and proc.poll() is None:
             os.killpg(proc.pid, signal.SIGINT)
             try:
@@ -164,6 +241,9 @@ class Hub:
                 os.killpg(pid, signal.SIGKILL)  # the proxy, had it outlived the hub
             except (ProcessLookupError, PermissionError):
                 pass
+        if self.terminal is not None:
+            os.close(self.terminal)
+            self.terminal = None
         return left
 
     def remove(self) -> None:
@@ -195,7 +275,8 @@ class Hub:
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
 
     def link(self, lesson: str) -> str:
-        out = self.launch("link", lesson)
+        """``make hub-link LESSON=...``, as docs/hub.md says: the link it prints."""
+        out = self.make("hub-link", f"LESSON={lesson}")
         assert out.returncode == 0, out.stderr
         return out.stdout.strip()
 
@@ -249,7 +330,9 @@ class Student:
             if server and server.get("ready"):
                 if self.server_api("GET", "status").status_code == 200:
                     return time.perf_counter() - t0
-            time.sleep(0.25)  # polling while the server starts, not an assertion
+            # polling while the server starts, not an assertion; once a second, so that sixty students waiting
+            # (make bench-hub) ask the hub 60 times a second, not 240 (a browser's page follows one event stream)
+            time.sleep(1.0)
         raise TimeoutError(f"{self.name}'s server not ready in {timeout:.0f} s:\n{self.hub.log_tail()}")
 
     def stop_server(self, timeout: float = 60) -> None:

@@ -1,17 +1,22 @@
 """The class hub of `make hub`, for real: JupyterHub, its proxy, students as system users, headless Chromium.
 
-The tests run in file order on one hub (the module's fixture): amy logs in with the browser and moves a
-slider in 02; bob logs in beside her; amy's edit survives her server's restart and the hub's; the
-teacher's link brings a changed lesson without touching amy's edited one. Settings that cannot work are
-refused before JupyterHub starts, with the fix.
+The tests run in file order on one hub (the module's fixture), started with `make hub` in a terminal as
+docs/hub.md says (the class password typed at its prompt): amy logs in with the browser and moves a slider in
+02; bob logs in beside her; amy's edit survives her server's restart and the hub's; the teacher's link brings a
+changed lesson without touching amy's edited one; the teacher lands on the admin page; no password is in sight
+of a student; a lesson's worked solutions reach the students when the teacher releases them, and only that
+lesson's. Settings that cannot work are refused before JupyterHub starts, with the fix. Last, the end of the
+term: every home archived, then `make hub-clean` leaves nothing of the hub behind.
 """
 
 from __future__ import annotations
 
+import grp
 import json
 import re
 import shutil
 import subprocess
+import tarfile
 from pathlib import Path
 
 import hubctl
@@ -23,6 +28,8 @@ pytestmark = pytest.mark.hub
 
 LESSON = "notebooks/02-query-key-value.ipynb"
 LATER = "notebooks/04-multi-head-attention.ipynb"
+SOLUTION = "notebooks/solutions/02-query-key-value-solutions.ipynb"
+NOT_RELEASED = "notebooks/solutions/03-softmax-overflow-solutions.ipynb"
 EDIT = "amy's answer: the query of 'it' asks for an animal"
 
 
@@ -78,6 +85,9 @@ def test_a_student_logs_in_gets_a_copy_and_moves_a_slider_in_02(hub, page):
     lab.run_all(page)
     lab.wait_heatmaps_loaded(page)
     assert lab.problems(page) == []
+    # JupyterLab asks a new user "Would you like to get notified about official Jupyter news?" unless told
+    # (jupyter-config/labconfig): by now (the lesson run) its question would be on screen
+    assert page.get_by_text("official Jupyter news").count() == 0, "a student was asked about Jupyter's news"
     explorer = lab.explorers(page).first
     before = lab.heatmap_text(explorer)
     handle = lab.pick_slider(explorer).locator(".noUi-handle").first
@@ -178,8 +188,10 @@ def test_a_new_student_s_first_click_on_the_link_makes_the_copy(hub, page):
 @pytest.mark.parametrize(
     ("change", "says"),
     [
-        ({"CLASS_PASSWORD": ""}, "no class password"),
+        ({"CLASS_PASSWORD": "", "HUB_STATE": "new"}, "no class password"),
         ({"CLASS_PASSWORD": "short"}, "use 8 or more"),
+        ({"CLASS_PASSWORD_FILE": "readable by all"}, "can be read by other accounts"),
+        ({"CLASS_PASSWORD_FILE": "absent"}, "no such file"),
         ({"ISOLATION": "containers"}, "use `users`"),
         ({"ISOLATION": "none"}, "would run every student as root"),
         ({"TEACHER_PASSWORD": "too-short"}, "32 or more"),
@@ -187,14 +199,21 @@ def test_a_new_student_s_first_click_on_the_link_makes_the_copy(hub, page):
         ({"HUB_PORT": "in use"}, "is in use"),
         ({"PATH": "git only", "HUB_PROXY": "absent"}, "npm is missing"),
     ],
-    ids=["no-password", "short-password", "bad-isolation", "none-as-root", "short-teacher-password", "no-course",
-         "port-in-use",
-         "no-npm"],
+    ids=["no-password", "short-password", "password-file-open-to-all", "no-password-file", "bad-isolation",
+         "none-as-root", "short-teacher-password", "no-course", "port-in-use", "no-npm"],
 )
 def test_a_bad_setting_is_refused_with_its_fix(hub, change, says, tmp_path):
     env = {**hub.env(), "HUB_PORT": str(lab._free_port())}  # hub.env() names the running hub's port
     if change.get("HUB_PORT") == "in use":
         change = {"HUB_PORT": str(hub.port)}  # the running hub's
+    if change.get("HUB_STATE") == "new":  # a first start: no class password kept from an earlier one
+        change = {**change, "HUB_STATE": str(tmp_path / "state")}
+    if change.get("CLASS_PASSWORD_FILE") == "readable by all":
+        (tmp_path / "pw").write_text("a-long-class-password\n")
+        (tmp_path / "pw").chmod(0o644)
+        change = {"CLASS_PASSWORD_FILE": str(tmp_path / "pw")}
+    if change.get("CLASS_PASSWORD_FILE") == "absent":
+        change = {"CLASS_PASSWORD_FILE": str(tmp_path / "absent")}
     if change.get("HUB_PROXY") == "absent":  # no npm, so no proxy either; git is still there
         (tmp_path / "bin").mkdir()
         (tmp_path / "bin" / "git").symlink_to(shutil.which("git"))
@@ -208,7 +227,7 @@ def test_a_bad_setting_is_refused_with_its_fix(hub, change, says, tmp_path):
 def test_every_server_of_the_hub_listens_on_loopback_only(hub, amy):
     if shutil.which("ss") is None:
         pytest.skip("no ss (Debian's iproute2) to list the listening sockets")
-    ours = {hub.proc.pid, *lab._children(hub.proc.pid), *hub.processes_of_students()}
+    ours = {hub.proc.pid, *hubctl.descendants(hub.proc.pid), *hub.processes_of_students()}
     listening = subprocess.run(["ss", "-Htlnp"], capture_output=True, text=True, check=True).stdout
     seen = 0
     for line in listening.splitlines():
@@ -217,3 +236,139 @@ def test_every_server_of_the_hub_listens_on_loopback_only(hub, amy):
             seen += 1
             assert line.split()[3].startswith("127.0.0.1:"), f"listens beyond this machine: {line}"
     assert seen >= 4, f"expected the proxy (2 ports), the hub and amy's server, found {seen}:\n{listening}"
+
+
+def test_the_teacher_lands_on_the_admin_page(hub, page):
+    log_in_with_the_form(page, hub, "teacher", hub.teacher_password)
+    page.wait_for_url("**/hub/admin**", timeout=60_000)
+    page.get_by_text("amy", exact=True).first.wait_for(timeout=30_000)  # the class's list, amy on it
+
+
+def test_no_password_in_sight_of_a_student(hub, amy, bob):
+    """As docs/hub.md starts it, neither password is in any command line or environment a student (or an
+    account with no rights) can read, while the hub started or now, nor in any file a student can read."""
+    secrets = [hubctl.CLASS_PASSWORD, hub.teacher_password]
+    assert len(secrets[1]) >= 32
+    starting = hub.seen_while_starting
+    assert starting["found"] == [], f"a password in sight while the hub started: {starting['found']}"
+    # the watcher could see what it looks for: make's and JupyterHub's command lines (a password given there
+    # would have been in them)
+    assert any(p.startswith("make ") and " hub" in p for p in starting["cmdlines"]), starting["cmdlines"][:20]
+    assert any("jupyterhub -f" in p for p in starting["cmdlines"])
+    now = hubctl.finish(hubctl.as_student_in_background("amy", str(hubctl.REPO / "tests" / "hub" / "peek.py"),
+                                                        stdin="\n".join(secrets) + "\n\n"))  # fmt: skip
+    assert now["found"] == [], f"a password in sight of amy: {now['found']}"
+    assert now["environs"] >= 2, "amy could read the environment of her own server and kernel, no more"
+    assert any("jupyterhub-singleuser" in p for p in now["cmdlines"])
+    # files: every file amy can read where the hub, its students and the teacher's checkout keep anything
+    # (the installed environments excepted: made before the hub had a password)
+    places = ["/etc", "/run", "/var/log", "/var/tmp", "/var/backups", "/dev/shm", "/home", "/srv", str(hub.tmp),
+              str(hubctl.REPO)]  # fmt: skip
+    grep = hubctl.as_student("amy", "grep", "-rlsF", "--exclude-dir=.venv", "--exclude-dir=.venv-lowest",
+                             "--exclude-dir=.git", "-f", "-", *[p for p in places if Path(p).exists()],
+                             stdin="\n".join(secrets) + "\n")  # fmt: skip
+    # (grep exits 2 when it met files it may not read, 1 when it found nothing in the rest, 0 on a match)
+    assert grep.returncode in (1, 2) and grep.stdout == "", f"a password in a file amy can read:\n{grep.stdout}"
+    # the same search finds a file amy can read that holds it (the search works)
+    probe = hub.home("amy") / "probe.txt"
+    probe.write_text(f"x {hubctl.CLASS_PASSWORD} y\n")
+    shutil.chown(probe, "amy")
+    try:
+        found = hubctl.as_student("amy", "grep", "-rlsF", "-f", "-", str(hub.home("amy")), stdin=secrets[0] + "\n")
+        assert found.stdout.strip() == str(probe)
+    finally:
+        probe.unlink()
+
+
+def _readable_by(name: str, path: Path) -> bool:
+    return hubctl.as_student(name, "cat", str(path)).returncode == 0
+
+
+def _in_handout(hub: hubctl.Hub, name: str, rel: str) -> bool:
+    """Whether the handout (what students copy) holds the course's version of ``rel``, as ``name`` can see."""
+    blob = subprocess.run(["git", "-C", str(hub.course), "rev-parse", f"HEAD:{rel}"], capture_output=True, text=True,
+                          check=True).stdout.strip()  # fmt: skip
+    return hubctl.as_student(name, "git", f"--git-dir={hub.handout}", "cat-file", "-e", blob).returncode == 0
+
+
+def test_solutions_reach_the_students_when_the_teacher_releases_them(hub, amy, bob):
+    course_solution = hub.course / SOLUTION
+    assert course_solution.is_file() and (hub.course / NOT_RELEASED).is_file()
+    copy = hub.home("amy") / FOLDER
+    # before: not in amy's copy, not in what students copy, not readable in the course or this checkout
+    assert not (copy / "notebooks" / "solutions").exists(), "a student's copy has the worked solutions"
+    for path in (course_solution, hubctl.REPO / SOLUTION):
+        assert not _readable_by("amy", path), f"amy can read {path}"
+    assert not _in_handout(hub, "amy", SOLUTION)
+    clone = hubctl.as_student("amy", "git", "clone", "--quiet", f"file://{hub.course}", "/tmp/amy-course-clone")
+    assert clone.returncode != 0, "amy could clone the teacher's course, solutions included"
+    # a release needs a lesson, one that has solutions
+    refused = hub.make("hub-release")
+    assert refused.returncode != 0 and "which lesson?" in refused.stderr, refused
+    refused = hub.make("hub-release", "LESSON=00")
+    assert refused.returncode != 0 and "no worked solutions" in refused.stderr, refused
+    copies = [p.pw_name for p in hubctl.accounts(hub.group) if (Path(p.pw_dir) / FOLDER).is_dir()]
+    assert {"amy", "bob"} <= set(copies)
+    out = hub.make("hub-release", "LESSON=02")
+    assert out.returncode == 0, out.stderr
+    assert "02-query-key-value-solutions.ipynb" in out.stdout and f"copies of {len(copies)} students" in out.stdout
+    # after: in every student's copy, theirs, readable by them; 03's nowhere they can read
+    for name in copies:
+        mine = hub.home(name) / FOLDER / SOLUTION
+        assert mine.is_file() and mine.stat().st_uid == hub.home(name).stat().st_uid
+        assert _readable_by(name, mine)
+        assert json.loads(mine.read_text()) == json.loads(course_solution.read_text())
+        assert sorted(p.name for p in mine.parent.iterdir()) == [mine.name], "more than 02's solutions"
+        assert not _readable_by(name, hub.course / NOT_RELEASED)
+    assert _in_handout(hub, "amy", SOLUTION) and not _in_handout(hub, "amy", NOT_RELEASED)
+    assert EDIT in (copy / LESSON).read_text(), "the release overwrote amy's edit"
+    # a student who logs in for the first time after the release gets it too, and not 03's
+    dan = Student(hub, "dan")
+    assert dan.log_in() == 302
+    dan.start_server()
+    assert (hub.home("dan") / FOLDER / SOLUTION).is_file()
+    assert not (hub.home("dan") / FOLDER / NOT_RELEASED).exists()
+
+
+def test_the_end_of_term_archives_every_home_then_leaves_nothing(hub, amy, tmp_path):
+    """Last: make hub-archive, then make hub-clean (as docs/hub.md says) remove every account the hub made,
+    the teacher's too, their homes, the group, the runtime folders, the handout and the hub's state."""
+    teacher = Student(hub, "teacher")
+    assert teacher.log_in(hub.teacher_password) == 302
+    teacher.start_server()  # the teacher's own JupyterLab: a system account of the hub too
+    users = {p.pw_name: p for p in hubctl.accounts(hub.group)}
+    assert {"amy", "bob", "teacher"} <= set(users), set(users)
+    refused = hub.make("hub-clean", "CONFIRM=yes")
+    assert refused.returncode != 0 and "the hub is running" in refused.stderr, refused
+    assert hub.stop() == []
+    archive = tmp_path / "term.tar.gz"
+    out = hub.make("hub-archive", f"ARCHIVE={archive}")
+    assert out.returncode == 0, out.stderr
+    assert (archive.stat().st_mode & 0o777) == 0o600, "the archive holds every student's work: root's alone"
+    with tarfile.open(archive) as tar:
+        names = tar.getnames()
+        edited = tar.extractfile(str(hub.home("amy") / FOLDER / LESSON).lstrip("/"))
+        assert EDIT in edited.read().decode(), "amy's edit is not in the archive"
+    assert any(n.endswith(f"teacher/{FOLDER}/{LESSON}") for n in names)
+    unasked = hub.make("hub-clean")  # no terminal to ask in, no CONFIRM=yes: nothing removed
+    assert unasked.returncode != 0 and "CONFIRM=yes" in unasked.stderr
+    assert set(users) <= {p.pw_name for p in hubctl.accounts(hub.group)}
+    out = hub.make("hub-clean", "CONFIRM=yes")
+    assert out.returncode == 0, out.stderr
+    for name in users:
+        assert f"account {name} " in out.stdout, out.stdout
+    # nothing left: no account of the group, no group, no home, no runtime folder, no handout, no state
+    assert hubctl.accounts(hub.group) == []
+    try:
+        grp.getgrnam(hub.group)
+        raise AssertionError(f"group {hub.group} is still there")
+    except KeyError:
+        pass
+    for p in users.values():
+        assert not Path(p.pw_dir).exists(), f"{p.pw_dir} is still there"
+        assert not (Path(hub.runtime_base) / str(p.pw_uid)).exists()
+        assert subprocess.run(["id", p.pw_name], capture_output=True).returncode != 0
+    assert not hub.state.exists() and not hub.handout.exists()
+    assert list(hub.homes.iterdir()) == []
+    again = hub.make("hub-clean", "CONFIRM=yes")
+    assert again.returncode == 0 and "Nothing to remove" in again.stdout
