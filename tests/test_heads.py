@@ -24,9 +24,9 @@ from helpers.heads import (
     ov_circuit,
     position_losses,
     previous_token_score,
-    weight_by_offset,
     qk_circuit,
     repeated_loss,
+    weight_by_offset,
     without_mlp,
 )
 from helpers.language_model import GPTConfig, attention_weights, forward, init_params, load_model
