@@ -7,6 +7,8 @@ the arrays index them: head (1, 1) is head 1 of layer 1, the model's second laye
 Measurements of an attention pattern ``weights`` (..., T, T) (rows queries, columns keys, causal):
 
     previous_token_score   mean over queries i >= 1 of the weight on key i − 1 (a pure previous-token head: 1)
+    weight_by_offset       for k = 0 .. n − 1, mean over queries i >= k of the weight on key i − k (k = 1: the
+                           previous-token score)
     induction_score        on a text of n symbols repeated twice (2n tokens): mean over j = 0 .. n − 1 of the
                            weight from query n + j (the second copy) to key j + 1, the token that followed the
                            first occurrence of the query's symbol (a pure induction pattern: 1)
@@ -49,6 +51,7 @@ from helpers.validate import as_numeric, check_bool_matrix, check_int, check_wei
 
 __all__ = [
     "previous_token_score",
+    "weight_by_offset",
     "induction_score",
     "first_position_weight",
     "key_share",
@@ -92,6 +95,15 @@ def previous_token_score(weights: object) -> np.ndarray:
     w = _pattern(weights, min_T=2)  # (..., T, T)
     T = w.shape[-1]
     return w[..., np.arange(1, T), np.arange(T - 1)].mean(axis=-1)  # (..., T − 1) -> (...,)
+
+
+def weight_by_offset(weights: object, n: int) -> np.ndarray:
+    """(..., n) entry k: mean over queries i >= k of the weight on key i − k, for weights (..., T, T), 1 <= n <= T."""
+    w = _pattern(weights)  # (..., T, T)
+    T = w.shape[-1]
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= T:
+        raise ValueError(f"n must be an integer from 1 to T = {T} (weights shape {w.shape}), got {n!r}")
+    return np.stack([w[..., np.arange(k, T), np.arange(T - k)].mean(axis=-1) for k in range(n)], axis=-1)
 
 
 def induction_score(weights: object) -> np.ndarray:

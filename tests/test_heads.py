@@ -26,6 +26,7 @@ from helpers.heads import (
     previous_token_score,
     qk_circuit,
     repeated_loss,
+    weight_by_offset,
     without_mlp,
 )
 from helpers.language_model import GPTConfig, attention_weights, forward, init_params, load_model
@@ -223,3 +224,16 @@ def test_rotated_baseline_keeps_singular_values_and_centres_near_random():
     np.testing.assert_array_equal(again[0], mean)  # seeded
     with pytest.raises(ValueError, match=r"n_draws"):
         k_composition_rotated(config, params, n_draws=1)
+
+
+def test_weight_by_offset_reads_each_diagonal_and_checks_n():
+    w = _previous(6)
+    by = weight_by_offset(w, 3)  # (3,) on the key itself, one back, two back
+    assert by[1] == pytest.approx(float(previous_token_score(w)), abs=TOL)
+    assert by[2] == pytest.approx(0, abs=TOL)
+    even = np.tril(np.ones((4, 4))) / np.arange(1, 5)[:, None]  # (4, 4) each row spread evenly
+    np.testing.assert_allclose(weight_by_offset(even, 4), [np.mean(1 / np.arange(1, 5)), np.mean(1 / np.arange(2, 5)),
+                                                           np.mean(1 / np.arange(3, 5)), 1 / 4], atol=TOL)
+    for bad in (0, 5, 2.0, True):
+        with pytest.raises(ValueError, match="n must be an integer from 1 to T = 4"):
+            weight_by_offset(even, bad)
