@@ -93,6 +93,7 @@ def test_the_explorer_shows_the_measured_table_the_drawing_and_hides_the_rule_un
         st = state_from_html(ex.readout.value)
         assert st["inputs"] == {"function": "s²", "s": 1.0, "eps": "0.5", "rule": False}
         np.testing.assert_array_equal(ex.weights, [[1.0, 2.25, 2.5]])
+        assert (st["at"], st["nudged"], st["rate"]) == (1.0, 2.25, 2.5)  # the whole's numbers, by name (07 reads them)
         assert "<svg" in ex.readout.value and "2.5000" in ex.readout.value
         assert "the rule" not in ex.readout.value.split("<svg")[0]  # measured first: no rule shown
         ex.set(function="chain (eˢ)²", s=0.3, eps="0.001", rule=True)
@@ -100,6 +101,7 @@ def test_the_explorer_shows_the_measured_table_the_drawing_and_hides_the_rule_un
         assert st["inputs"]["s"] == 0.3  # the slider's float, rounded to what it shows
         want = _rates(st["inputs"])
         np.testing.assert_allclose(ex.weights, want.weights, rtol=1e-12, atol=0)
+        assert [st["at"], st["nudged"], st["rate"]] == ex.weights[-1, :3].tolist()  # the chain's whole: its last row
         assert ex.weights.shape == (3, 4) and "rates multiply along a chain" in ex.readout.value
         for name in FUNCTIONS:  # every function and nudge of the menus draws
             for eps in EPSILONS:

@@ -68,7 +68,10 @@ def _svg(name: str, s: float, eps: float, rate: float, slope: float, rule: bool)
 class RatesExplorer(Explorer):
     """07: measure a rate. A slider moves s, a menu picks the function and the nudge ε; the table shows f at s and at
     s + ε and the measured rate (f(s + ε) − f(s))/ε (for a product or a chain, of each part too); the drawing shows
-    the curve, its tangent at s and the line through the two points. "show the rule" adds the rule's rate."""
+    the curve, its tangent at s and the line through the two points. "show the rule" adds the rule's rate.
+
+    ``state()`` names the whole function's numbers: ``at`` f(s), ``nudged`` f(s + ε), ``rate`` the measured rate (the
+    table of every part is ``weights``, the field every explorer carries)."""
 
     kind = "rates"
     about = ("a slider moves s; the curve, its tangent and the rate measured with a nudge ε, for s², eˢ, a product, "
@@ -93,8 +96,10 @@ class RatesExplorer(Explorer):
         note = (f"measured rate of {html.escape(function)} at s = {s:g}: (f(s + ε) − f(s)) / ε = <b>{rate:.4f}</b>"
                 + (f"; the rule: {html.escape(RULES[function])}, here {slope:.4f}" if rule else "")
                 + _svg(function, s, float(eps), rate, slope, rule))
+        # the table travels as `weights` (the field every explorer's page reads); the whole's numbers by name:
+        at, nudged = float(table[-1, 0]), float(table[-1, 1])  # f(s), f(s + ε) of the whole function
         return Shown(View([panel]), inputs={"function": function, "s": s, "eps": eps, "rule": rule}, weights=table,
-                     note=note, extra={"rate": rate})
+                     note=note, extra={"at": at, "nudged": nudged, "rate": rate})
 
 
 rates_explorer = RatesExplorer
