@@ -48,10 +48,10 @@ def _three(a: np.ndarray, b: np.ndarray, c: np.ndarray, axis: int) -> np.ndarray
 def check_in_proj_weight(answer: object) -> Verdict:
     """Exercise 1: nn.MultiheadAttention's in_proj_weight (12, 4) that computes x @ EX_W_Q, x @ EX_W_K, x @ EX_W_V."""
     q, k, v = EX_W_Q, EX_W_K, EX_W_V
-    right = _three(q.T, k.T, v.T, axis=0)  # (3·d_model, d_in): the three nn.Linear weights stacked
+    right = _three(q.T, k.T, v.T, axis=0)  # (3·d_model, d_in): the three nn.Linear weight matrices stacked
     mistakes = {
-        "each block is our matrix as it is, not transposed: in_proj_weight holds three nn.Linear weights, and "
-        "nn.Linear stores (out, in), W transposed. With square matrices nothing complains: the shape is the same "
+        "each block is our matrix as it is, not transposed: in_proj_weight holds three nn.Linear weight matrices, "
+        "and nn.Linear stores (out, in), W transposed. With square matrices nothing complains: the shape is the same "
         "either way, only the numbers are wrong.": _three(q, k, v, axis=0),
         "this is GPT-2's c_attn layout, [W_q | W_k | W_v] side by side (d_in, 3·d_model): Conv1D stores (in, out). "
         "in_proj_weight is (3·embed_dim, embed_dim): the transposes stacked on top of each other.": _three(q, k, v, 1),
@@ -76,8 +76,8 @@ def check_additive_mask(answer: object) -> Verdict:
         "Give 0 where a key may be read and −inf where not.": keep.astype(float),
         "this is 1 where a key is hidden (nn.MultiheadAttention's boolean convention, as floats): a float mask is "
         "added, 0 where a key may be read and −inf where not.": (~keep).astype(float),
-        "almost: exp(−1e9) is 0 in float64, so these weights come out right; but −1e9 is a number, not 'never': "
-        "a row whose keys are all hidden then reads them as if nothing were hidden, silently. Use -np.inf.":
+        "almost: exp(−1e9) is 0 in float64, so these attention weights come out right; but −1e9 is a number, not "
+        "'never': a row whose keys are all hidden then reads them as if nothing were hidden, silently. Use -np.inf.":
             np.where(keep, 0.0, -1e9),
     }
     hint = "Hint: np.where(EX_KEEP, 0.0, -np.inf)-style: 0 where True, −inf where False."
