@@ -81,8 +81,8 @@ def _check_T(T: object, func: str, what: str, itemsize: int) -> int:
         n_bytes = T * T * itemsize
         limit = "(a 1 GiB boolean mask)" if func == "causal_mask" else "as causal_mask does"
         raise ValueError(
-            f"T = {T:,} is too large: {what} would take {n_bytes:,} bytes ({byte_size(n_bytes)}); {func} accepts T up to "
-            f"{MAX_T:,} {limit}, so that a typo cannot exhaust the memory"
+            f"T = {T:,} is too large: {what} would take {n_bytes:,} bytes ({byte_size(n_bytes)}); "
+            f"{func} accepts T up to {MAX_T:,} {limit}, so that a typo cannot exhaust the memory"
         )
     return T
 
@@ -300,7 +300,9 @@ def online_softmax_steps(x: object, block_size: int) -> tuple[list[dict], np.nda
     block_size = check_int(block_size, "block_size", minimum=1)
     work = x.astype(np.float32) if x.dtype == np.float16 else x  # as softmax
     if work.max() == -np.inf:
-        raise ValueError(f"x is -inf everywhere (shape {x.shape}): softmax of nothing is undefined (a fully masked row?)")
+        raise ValueError(
+            f"x is -inf everywhere (shape {x.shape}): softmax of nothing is undefined (a fully masked row?)"
+        )
     m, l = -np.inf, 0.0
     steps = []
     with np.errstate(over="ignore", under="ignore"):
@@ -445,7 +447,9 @@ def multi_head_attention(
     check_qk_width(np.shape(W_q), np.shape(W_k))
     for name, width in (("W_q", Q.shape[-1]), ("W_v", V.shape[-1])):
         if width % n_heads:
-            raise ValueError(_heads_message(f"{name} with shape {np.shape(W_q if name == 'W_q' else W_v)}", width, n_heads))
+            raise ValueError(
+                _heads_message(f"{name} with shape {np.shape(W_q if name == 'W_q' else W_v)}", width, n_heads)
+            )
     d_model_v = V.shape[-1]
     if W_o is not None:
         W_o = as_numeric(W_o, "W_o")

@@ -210,9 +210,9 @@ def attention_backward_steps(
     """Every intermediate of the backward pass of softmax(Q Kᵀ · scale) V, in order, for the step view.
 
     Keys: weights (P, from the forward pass; its batch dims are those of Q and K), dV (Pᵀ dO),
-    dP (dO Vᵀ, gradient with respect to the attention weights), row_dot (rowsum(dP ∘ P), (..., T_q, 1)), dS (P ∘ (dP − row_dot), gradient
-    with respect to the scaled scores), dscores (dS · scale, gradient with respect to Q Kᵀ),
-    dQ (dscores K), dK (dscoresᵀ Q). Same checks and the same numbers as attention_backward.
+    dP (dO Vᵀ, gradient with respect to the attention weights), row_dot (rowsum(dP ∘ P), (..., T_q, 1)),
+    dS (P ∘ (dP − row_dot), gradient with respect to the scaled scores), dscores (dS · scale, gradient with
+    respect to Q Kᵀ), dQ (dscores K), dK (dscoresᵀ Q). Same checks and the same numbers as attention_backward.
     """
     Q, K, V, P, dO, scale = _checked_forward(Q, K, V, grad_output, None, scale)
     return _backward(Q, K, V, P, dO, scale)

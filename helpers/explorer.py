@@ -211,9 +211,12 @@ def _table_px(panel: Panel) -> float:
     least 3.6 em plus 0.4 em of padding; a header 0.6 em of padding; the corner's axis names in 0.85 em)."""
     texts = panel.texts()  # (R, C) what the cells print: "5.0e-04" is wider than 3.6 em
     cols = [max([len(row[j]) for row in texts] + [0]) for j in range(panel.matrix.shape[1])]
-    cells = sum(max(3.6, _CHAR * n, _CHAR * len(str(label))) + 0.4 for n, label in zip(cols, panel.col_labels, strict=True))
-    axes = " ".join(t for t in (f"{panel.ylabel} ↓" if panel.ylabel else "", f"{panel.xlabel} →" if panel.xlabel else "")
-                    if t)
+    cells = sum(
+        max(3.6, _CHAR * n, _CHAR * len(str(label))) + 0.4 for n, label in zip(cols, panel.col_labels, strict=True)
+    )
+    axes = " ".join(
+        t for t in (f"{panel.ylabel} ↓" if panel.ylabel else "", f"{panel.xlabel} →" if panel.xlabel else "") if t
+    )
     rows = max([0.85 * _CHAR * len(axes)] + [_CHAR * len(str(r)) for r in panel.row_labels]) + 0.6
     return 0.8 * _PX * (cells + rows) + 2  # the table's border
 
@@ -235,7 +238,8 @@ def _observe(control: object, fn) -> None:
 def _set(control: object, value: object, name: str) -> None:
     if isinstance(control, W.ValueWidget):
         if isinstance(control, (W.FloatSlider, W.IntSlider)):
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not control.min <= value <= control.max:
+            if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+                    or not control.min <= value <= control.max):
                 raise ValueError(f"{name} must be a number from {control.min} to {control.max}, got {value!r}")
             if isinstance(control, W.IntSlider) and value != int(value):
                 raise ValueError(f"{name} must be a whole number, got {value!r}")
@@ -340,7 +344,8 @@ class Explorer:
             note += shown.extra["yours"].pop("html")
         words = describe_view(shown.views[0]) + (f" {self.yours_verdict}" if self._yours is not None else "")
         say = f'<div class="attn-say" hidden>{html.escape(words)}</div>'  # the live region's (and yours=' verdict)
-        self.readout.update(note + say + state_html(self.state(), shown.encoded), cells)  # one message: readout and changed cells
+        # one message: readout and changed cells
+        self.readout.update(note + say + state_html(self.state(), shown.encoded), cells)
         self.renders += 1
 
     def _draw(self) -> dict:
@@ -392,8 +397,8 @@ class Explorer:
     @yours.setter
     def yours(self, fn: object) -> None:
         if (fn is None) != (self._yours is None):
-            raise TypeError(f"yours is given when the explorer is built ({type(self).__name__}(..., yours=fn)): it adds "
-                            "a View to the layout; build a new explorer to add or remove it")
+            raise TypeError(f"yours is given when the explorer is built ({type(self).__name__}(..., yours=fn)): "
+                            "it adds a View to the layout; build a new explorer to add or remove it")
         self._yours = fn
         self._render()
 
@@ -485,7 +490,9 @@ class Explorer:
         """Set controls by name (e.g. ``X=...``, ``scale=False``) and redraw once."""
         unknown = [k for k in values if k not in self.controls]
         if unknown:
-            raise TypeError(f"{type(self).__name__}.set() got unknown names {unknown}; it accepts {list(self.controls)}")
+            raise TypeError(
+                f"{type(self).__name__}.set() got unknown names {unknown}; it accepts {list(self.controls)}"
+            )
         self._quiet = True
         try:
             for name, value in values.items():

@@ -291,7 +291,9 @@ class KVCache:
         k = self._check_new(k, "k")  # (g, t, d_head)
         v = self._check_new(v, "v")  # (g, t, d_head)
         if k.shape != v.shape or k.dtype != v.dtype:
-            raise ValueError(f"k and v must have the same shape and dtype, got {k.shape} {k.dtype} and {v.shape} {v.dtype}")
+            raise ValueError(
+                f"k and v must have the same shape and dtype, got {k.shape} {k.dtype} and {v.shape} {v.dtype}"
+            )
         self.append_unchecked(k, v)
 
     def append_unchecked(self, k: np.ndarray, v: np.ndarray) -> None:
@@ -366,7 +368,9 @@ def decode_step(
         if W.ndim != 2:
             raise ValueError(f"{name} must be a 2-D matrix (d_in, d_out), got shape {W.shape}")
         if W.shape[0] != x.shape[0]:
-            raise ValueError(f"x has {x.shape[0]} features but {name} has shape {W.shape}: {name} needs {x.shape[0]} rows")
+            raise ValueError(
+                f"x has {x.shape[0]} features but {name} has shape {W.shape}: {name} needs {x.shape[0]} rows"
+            )
         Ws.append(W)
     W_q, W_k, W_v = Ws
     d_head = _check_widths(W_q.shape, W_k.shape, W_v.shape, n_heads, n_kv_heads)
@@ -417,7 +421,8 @@ def _attend_cached(
 
 
 def _explain_refusal(x: np.ndarray, weights: dict, products: dict) -> None:
-    """Raise (always) the reason a decoding step was not finite: a weight matrix holding NaN/inf, else the first overflow."""
+    """Raise (always) the reason a decoding step was not finite: a weight matrix holding NaN/inf, else the first
+    overflow."""
     for name, W in weights.items():
         if W is not None:
             as_numeric(W, name)  # raises "W_q contains NaN (first at index ...)" when W holds one

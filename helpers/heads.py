@@ -85,7 +85,9 @@ def _pattern(weights: object, name: str = "weights", min_T: int = 1) -> np.ndarr
     if w.shape[-1] != w.shape[-2]:
         raise ValueError(f"{name} must be square in its last two axes (queries × keys), got shape {w.shape}")
     if w.shape[-1] < min_T:
-        raise ValueError(f"{name} has T = {w.shape[-1]} tokens (shape {w.shape}); this measurement needs at least {min_T}")
+        raise ValueError(
+            f"{name} has T = {w.shape[-1]} tokens (shape {w.shape}); this measurement needs at least {min_T}"
+        )
     check_weights_range(w, name)
     return w
 
@@ -207,7 +209,8 @@ def _patched_weights(config: GPTConfig, params: dict, tokens: np.ndarray, ablate
     out = []
     for a, b in zip(full.blocks, cut.blocks, strict=True):
         Q, K = (a.Q, b.K) if only == "keys" else (b.Q, a.K)  # (B, h, T, d_head) each, Q already / √d_head
-        S = Q.astype(np.float64) @ K.astype(np.float64).swapaxes(-1, -2)  # (B, h, T, d_head) @ (B, h, d_head, T) -> (B, h, T, T)
+        # (B, h, T, d_head) @ (B, h, d_head, T) -> (B, h, T, T)
+        S = Q.astype(np.float64) @ K.astype(np.float64).swapaxes(-1, -2)
         S[..., later] = -np.inf  # causal mask
         out.append(softmax_in_place(S))  # (B, h, T, T)
     return np.stack(out)  # (L, B, h, T, T)
@@ -256,7 +259,8 @@ def ablation_effects(config: GPTConfig, params: dict, text_ids: object, probe: o
 
     def losses(cut: tuple) -> tuple[float, float, float]:
         rep = _losses(config, params, probe, cut)  # (B, 2n − 1)
-        return float(_losses(config, params, text_ids, cut).mean()), float(rep[:, n:].mean()), float(rep[:, :n - 1].mean())
+        return (float(_losses(config, params, text_ids, cut).mean()), float(rep[:, n:].mean()),
+                float(rep[:, :n - 1].mean()))
 
     names = ("text", "repeat", "repeat_first")
     base = losses(())
@@ -282,7 +286,8 @@ def without_mlp(config: GPTConfig, params: dict, layer: int, *, mean_over: objec
     ids = check_tokens(mean_over, "mean_over", config, ndims=(2,))  # (B, T)
     _, fwd = forward_unchecked(config, params, ids, keep=True)
     mean_g = fwd.blocks[layer].g.astype(np.float64).mean(axis=0)  # (B·T, d_ff) -> (d_ff,) mean GELU output
-    out[f"l{layer}.b_2"] = (mean_g @ W_2.astype(np.float64) + b_2).astype(b_2.dtype)  # (d_ff,) @ (d_ff, d_model) -> (d_model,)
+    # (d_ff,) @ (d_ff, d_model) -> (d_model,)
+    out[f"l{layer}.b_2"] = (mean_g @ W_2.astype(np.float64) + b_2).astype(b_2.dtype)
     return out
 
 

@@ -513,7 +513,8 @@ def train(
     n_eval = check_int(n_eval, "n_eval", minimum=2, maximum=MAX_BATCH)
     layer1 = check_flag(layer1, "layer1")  # True: two layers; False: layer 1 writes nothing
     config = {"steps": steps, "seed": seed, "lr": lr, "batch_size": batch_size, "T": T, "n_letters": n_letters,
-              "d_head": d_head, "periods": periods, "snapshot_every": snapshot_every, "n_eval": n_eval, "layer1": bool(layer1)}
+              "d_head": d_head, "periods": periods, "snapshot_every": snapshot_every, "n_eval": n_eval,
+              "layer1": bool(layer1)}
 
     init_rng, data_rng, eval_rng = np.random.default_rng(seed).spawn(3)  # independent streams
     params = init_params(T, n_letters, d_head, init_rng)

@@ -86,7 +86,9 @@ _FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64
 # (numbers and flags: helpers.validate; here only what knows the model: its config, parameters and token ids)
 
 
-def check_tokens(tokens: object, name: str, config: GPTConfig, *, ndims: tuple = (1, 2), max_T: int | None = -1) -> np.ndarray:
+def check_tokens(
+    tokens: object, name: str, config: GPTConfig, *, ndims: tuple = (1, 2), max_T: int | None = -1
+) -> np.ndarray:
     """``tokens`` as an intp array of ids 0 .. V−1 with ndim in ``ndims`` and 1 <= T <= context (max_T)."""
     if isinstance(tokens, (str, bytes)):
         raise TypeError(f"{name} must be an integer array of token ids, got a {type(tokens).__name__}; "

@@ -17,10 +17,10 @@ window starts with no earlier text, as in training); the unigram and bigram base
 counted on the training text) are scored on the same positions.
 
 The update is ``helpers.training.adam_step``, the package's one Adam, with eps added to √v (``adam_step`` here:
-the order the committed model was trained with; notebook 12's toy loop uses it too). The loop is not 07's or 11's (``train`` in
-``helpers.training`` and ``helpers.induction``): besides the model, it warms the learning rate up, measures the
-validation text and the induction heads every ``every`` steps and keeps the best parameters, which a toy that a
-lesson trains in a few seconds does not need; each of the three loops is the one its notebook writes out.
+the order the committed model was trained with; notebook 12's toy loop uses it too). The loop is not 07's or 11's
+(``train`` in ``helpers.training`` and ``helpers.induction``): besides the model, it warms the learning rate up,
+measures the validation text and the induction heads every ``every`` steps and keeps the best parameters, which a
+toy that a lesson trains in a few seconds does not need; each of the three loops is the one its notebook writes out.
 
 Shape notation: B rows per batch, T = context tokens per row, L layers, h heads, V symbols.
 """
@@ -159,7 +159,8 @@ def train(config: GPTConfig, tokenizer: Tokenizer, train_text: str, valid_text: 
     probe = induction_probe(V)
     probe_ids = np.stack([tokenizer.encode(p, errors="replace") for p in probes]) if probes else None
     baselines = {"unigram": unigram_loss(train_ids, valid_ids, V), "bigram": bigram_loss(train_ids, valid_ids, V)}
-    log(f"baselines on the validation text: unigram {baselines['unigram']:.3f}, bigram {baselines['bigram']:.3f} nats/char")
+    log(f"baselines on the validation text: unigram {baselines['unigram']:.3f}, "
+        f"bigram {baselines['bigram']:.3f} nats/char")
     state, recent, snapshots, attention = None, [], [], []
     best = {"valid_loss": math.inf}
     best_head = {"valid_loss": math.inf}  # the best among snapshots with an induction head (score >= 0.3)
@@ -174,7 +175,9 @@ def train(config: GPTConfig, tokenizer: Tokenizer, train_text: str, valid_text: 
                     "induction": scores.round(4).tolist(), "repeat_first": first, "repeat_second": second}
             snapshots.append(snap)
             if probe_ids is not None:
-                attention.append(attention_weights_unchecked(config, params, probe_ids).astype(np.float16))  # (L, P, h, T, T)
+                attention.append(
+                    attention_weights_unchecked(config, params, probe_ids).astype(np.float16)  # (L, P, h, T, T)
+                )
             recent = []
             if valid < best["valid_loss"]:
                 best = {"valid_loss": valid, "step": step, "params": {n: W.copy() for n, W in params.items()}}
@@ -194,8 +197,8 @@ def train(config: GPTConfig, tokenizer: Tokenizer, train_text: str, valid_text: 
     if best_head["valid_loss"] < math.inf and best_head["step"] != best["step"]:
         chosen = "best validation loss among snapshots with an induction head (the overall best had none)"
         best = best_head
-    return {"params": best["params"], "best_step": best["step"], "best_valid_loss": best["valid_loss"], "chosen": chosen,
-            "baselines": baselines, "snapshots": snapshots, "seconds": time.perf_counter() - start,
+    return {"params": best["params"], "best_step": best["step"], "best_valid_loss": best["valid_loss"],
+            "chosen": chosen, "baselines": baselines, "snapshots": snapshots, "seconds": time.perf_counter() - start,
             "attention": np.stack(attention) if attention else None}
 
 

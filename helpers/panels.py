@@ -234,7 +234,8 @@ class Panel:
     fmt: str | Callable[[float], str] | None = None
     vmin: float | None = None
     vmax: float | None = None
-    color_bar_label: str | None = None  # what its colour bar says the numbers are (scores/values; default PANEL_BAR_LABELS)
+    # what its colour bar says the numbers are (scores/values; default PANEL_BAR_LABELS)
+    color_bar_label: str | None = None
     marked: np.ndarray | None = None  # (R, C) bool: cells drawn outlined (a student's cells that differ: yours=)
 
     def __post_init__(self) -> None:
