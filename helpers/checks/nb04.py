@@ -300,7 +300,7 @@ SPEC_MULTI_HEAD_ATTENTION = Spec(
     ],
     mistakes=_MULTI_HEAD_MISTAKES,
     hint="Hint: Q, K, V = X @ W_q, X @ W_k, X @ W_v; head i attends with columns i*d_head:(i+1)*d_head of each, "
-    "scaled by √d_head; concatenate the heads' outputs in order, then @ W_o.",
+    "divided by √d_head; concatenate the heads' outputs in order, then @ W_o.",
     done=" (several widths and numbers of heads, one token, the running sentence)",
 )
 
