@@ -352,7 +352,7 @@ def attention_steps(
 
 
 def self_attention(X: object, scale: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Attention without weights, softmax(X Xᵀ · scale) X, scale=None meaning 1/√d."""
+    """Attention without weight matrices, softmax(X Xᵀ · scale) X, scale=None meaning 1/√d."""
     X = as_numeric(X, "X", min_ndim=2)
     return scaled_dot_product_attention(X, X, X, scale=scale)
 

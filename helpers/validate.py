@@ -562,8 +562,9 @@ def check_mask(mask: object, scores_shape: tuple, expected: str) -> np.ndarray:
     empty = ~np.atleast_1d(mask).any(axis=-1)  # mask.shape[:-1]: query rows with nothing to attend to
     if empty.any():
         where = tuple(int(i) for i in np.argwhere(np.broadcast_to(empty, scores_shape[:-1]))[0])
+        at = f"NumPy row {where[0]}" if len(where) == 1 else f"NumPy index {where}"  # batched: (batch..., row)
         raise ValueError(
-            f"mask leaves query {where[-1] + 1} (counted from 1; NumPy index {where}) with every key masked; "
+            f"mask leaves query {where[-1] + 1} (counted from 1; {at}) with every key masked; "
             "softmax over no keys is undefined"
         )
     return mask

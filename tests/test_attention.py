@@ -432,14 +432,14 @@ def test_sdpa_mask_ragged_names_mask():
 
 def test_sdpa_query_row_with_every_key_masked():
     mask = np.array([[True, False, False], [False, False, False], [True, True, True]])
-    with pytest.raises(ValueError, match=rx("mask leaves query 2 (counted from 1", "every key masked")):
+    with pytest.raises(ValueError, match=rx("mask leaves query 2 (counted from 1; NumPy row 1)", "every key masked")):
         scaled_dot_product_attention(np.ones((3, 2)), np.ones((3, 2)), np.ones((3, 2)), mask=mask)
 
 
 def test_sdpa_fully_masked_row_in_batch_names_its_index():
     mask = np.ones((2, 3, 3), dtype=bool)
     mask[1, 2] = False
-    with pytest.raises(ValueError, match=rx("query 3 (counted from 1", "(1, 2)", "every key masked")):
+    with pytest.raises(ValueError, match=rx("query 3 (counted from 1; NumPy index (1, 2))", "every key masked")):
         scaled_dot_product_attention(np.ones((2, 3, 2)), np.ones((2, 3, 2)), np.ones((2, 3, 2)), mask=mask)
 
 
