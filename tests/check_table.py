@@ -45,6 +45,16 @@ def assert_verdict_and_message(case, n_args: int, capsys: pytest.CaptureFixture[
             assert phrase not in unanswered, f"{case.id}: {phrase!r} is in the hint:\n{unanswered}"
 
 
+def assert_one_answer(case: str, check: Callable[..., object], answer: object, mark: str, phrases: tuple,
+                      capsys: pytest.CaptureFixture[str]) -> None:
+    """``check(answer)`` prints a line starting with ``mark`` (✅ or ❌) holding every phrase, and is truthy iff ✅."""
+    verdict, out = run(check, (answer,), capsys)
+    assert out.startswith(mark), out
+    assert bool(verdict) == (mark == "✅")
+    for phrase in phrases:
+        assert phrase in out, (case, out)
+
+
 def first_right(cases: list) -> list:
     """The first right-answer case of each check, in the order of the checks' last cases."""
     return list({c.check: c for c in reversed(cases) if c.marks and set(c.marks) == {"✅"}}.values())
